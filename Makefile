@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 TEST_TIMEOUT ?= 80m
 
-.PHONY: all build test unit verify generate binaries demo bench clean
+.PHONY: all build test verify generate binaries demo bench clean
 
 all: build
 
@@ -22,10 +22,6 @@ binaries:
 test: verify
 	@dir=$$(bash hack/kube-binaries.sh) && \
 	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -timeout $(TEST_TIMEOUT) ./...
-
-# Tests of the pure core only: no API server, seconds.
-unit:
-	$(GO) test -short ./...
 
 verify:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

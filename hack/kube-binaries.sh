@@ -39,6 +39,12 @@ export GOFLAGS="-mod=mod -trimpath" CGO_ENABLED=0 GOWORK=off
 
 log() { echo "kube-binaries: $*" >&2; }
 
+# quiet CMD...: runs CMD, showing its output only if it fails.
+quiet() {
+  local out
+  if ! out=$("$@" 2>&1); then echo "$out" >&2; return 1; fi
+}
+
 # build MODULE_DIR OUTPUT PACKAGE: go build inside a throw-away module.
 build() {
   local mod=$1 out=$2 pkg=$3
@@ -81,7 +87,7 @@ import (
 )
 GO
   log "resolving k8s.io/kubernetes $KUBERNETES_VERSION"
-  (cd "$k" && go mod tidy >/dev/null)
+  (cd "$k" && quiet go mod tidy)
   ver="-X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$KUBERNETES_VERSION"
   for b in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
     build "$k" "$b" "k8s.io/kubernetes/cmd/$b" "$ver"
@@ -93,7 +99,7 @@ if [ ! -x "$dir/etcd" ]; then
   echo "require go.etcd.io/etcd/server/v3 $ETCD_VERSION" >>"$e/go.mod"
   printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >"$e/tools.go"
   log "resolving etcd $ETCD_VERSION"
-  (cd "$e" && go mod tidy >/dev/null)
+  (cd "$e" && quiet go mod tidy)
   build "$e" etcd go.etcd.io/etcd/server/v3 ""
 fi
 
@@ -102,7 +108,7 @@ if [ ! -x "$dir/kwok" ] || [ ! -x "$dir/kwokctl" ]; then
   echo "require sigs.k8s.io/kwok $KWOK_VERSION" >>"$w/go.mod"
   printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "sigs.k8s.io/kwok/cmd/kwok"\n\t_ "sigs.k8s.io/kwok/cmd/kwokctl"\n)\n' >"$w/tools.go"
   log "resolving kwok $KWOK_VERSION"
-  (cd "$w" && go mod tidy >/dev/null)
+  (cd "$w" && quiet go mod tidy)
   kv="-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
   build "$w" kwok sigs.k8s.io/kwok/cmd/kwok "$kv"
   build "$w" kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$kv"
