@@ -1,0 +1,76 @@
+package solver
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/nodewright/nodewright/internal/instancetype"
+	"github.com/nodewright/nodewright/internal/scheduling"
+)
+
+// Input is a snapshot of everything a solve looks at. The solver does not
+// modify it.
+type Input struct {
+	// NodePools that may launch new nodes. Order does not matter: weight, then
+	// name, decides which is tried first.
+	NodePools []NodePool
+	// Nodes are existing nodes and in-flight NodeClaims, with the pods bound or
+	// nominated to them.
+	Nodes []Node
+	// Pods are the pending pods to place.
+	Pods []*corev1.Pod
+	// DaemonSets run a pod on every new node they tolerate and select; their
+	// requests are reserved on each new NodeClaim.
+	DaemonSets []*appsv1.DaemonSet
+	// Volumes resolve the pods' PersistentVolumeClaims to zones.
+	Volumes Volumes
+}
+
+// NodePool is a NodePool as the solver needs it.
+type NodePool struct {
+	Name   string
+	Weight int32
+	// Requirements of the template, with its labels folded in as In requirements.
+	Requirements scheduling.Requirements
+	// Labels of the template, put on every node.
+	Labels        map[string]string
+	Taints        []corev1.Taint
+	StartupTaints []corev1.Taint
+	// Limits cap the summed capacity of the pool's nodes ("nodes" counts nodes);
+	// nil means no limit.
+	Limits corev1.ResourceList
+	// Usage is the summed capacity of the pool's existing and in-flight nodes,
+	// counted against Limits.
+	Usage corev1.ResourceList
+	// InstanceTypes the pool may launch, NodeOverlays already applied.
+	InstanceTypes []*instancetype.InstanceType
+}
+
+// Node is an existing node, or an in-flight NodeClaim not yet initialized.
+type Node struct {
+	// Name is the node's name, or the NodeClaim's while no node registered.
+	Name string
+	// NodePool is the owning NodePool, "" for nodes nodewright does not manage.
+	NodePool string
+	// InFlight is true until the node is initialized: its startup taints and the
+	// well-known ephemeral taints do not keep pods away, as they will go.
+	InFlight bool
+	Labels   map[string]string
+	Taints   []corev1.Taint
+	// StartupTaints of the NodeClaim, ignored while InFlight.
+	StartupTaints []corev1.Taint
+	Allocatable   corev1.ResourceList
+	// Pods bound or nominated to the node; their requests, ports and labels count.
+	Pods []*corev1.Pod
+	// Deleting nodes accept no new pods, though their pods still count for
+	// topology until they go.
+	Deleting bool
+}
+
+// Volumes holds the storage objects pods refer to.
+type Volumes struct {
+	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
+	PersistentVolumes      []*corev1.PersistentVolume
+	StorageClasses         []*storagev1.StorageClass
+}
