@@ -23,7 +23,7 @@ func (s *state) commit(g *group, p *corev1.Pod, t *target, ch *choice) {
 		}
 	}
 	for _, tg := range g.owned {
-		if tg.kind != antiAffinity {
+		if tg.kind != antiAffinity || !tg.required {
 			continue
 		}
 		if v, ok := s.domainOf(t, tg.key, ch); ok {

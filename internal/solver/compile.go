@@ -32,10 +32,10 @@ type state struct {
 // ephemeralTaints are set by Kubernetes while a node starts; an in-flight node
 // will lose them, so they do not keep pods away.
 var ephemeralTaints = map[string]bool{
-	corev1.TaintNodeNotReady:                   true,
-	corev1.TaintNodeUnreachable:                true,
+	corev1.TaintNodeNotReady:                         true,
+	corev1.TaintNodeUnreachable:                      true,
 	"node.cloudprovider.kubernetes.io/uninitialized": true,
-	"karpenter.sh/unregistered":                true,
+	"karpenter.sh/unregistered":                      true,
 }
 
 func compile(in *Input) (*state, error) {
@@ -135,8 +135,15 @@ func (s *state) compilePools() {
 			}
 			return p.types[a].it.Name < p.types[b].it.Name
 		})
+		p.provided = map[string]bool{corev1.LabelHostname: true}
+		for k := range p.reqs {
+			p.provided[k] = true
+		}
 		for i, t := range p.types {
 			t.idx = i
+			for k := range t.it.Requirements {
+				p.provided[k] = true
+			}
 		}
 		s.pools = append(s.pools, p)
 	}
@@ -200,7 +207,7 @@ func (s *state) compileGroups() error {
 			g.pods = append(g.pods, p)
 			continue
 		}
-		g := &group{id: len(s.groups), pods: []*corev1.Pod{p}, namespace: p.Namespace, labels: labels.Set(p.Labels), volumeErr: verr}
+		g := &group{id: len(s.groups), pods: []*corev1.Pod{p}, namespace: p.Namespace, labels: labels.Set(p.Labels), blocked: verr}
 		if err := s.initGroup(g, p, vreqs, 0); err != nil {
 			return err
 		}
@@ -238,7 +245,7 @@ func (s *state) initGroup(g *group, p *corev1.Pod, vreqs scheduling.Requirements
 	terms := scheduling.PodRequirementTerms(spec)
 	if len(terms) == 0 {
 		// No required node affinity term can match any node.
-		g.volumeErr = "no term of spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution can match a node"
+		g.blocked = "no term of spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution can match a node"
 		terms = []scheduling.Requirements{{}}
 	}
 	g.reqs = terms[0]
@@ -279,7 +286,7 @@ func (s *state) linkGroup(g *group) {
 	for _, tg := range s.topo.groups {
 		if tg.matchesPod(g.namespace, g.labels, s.topo.nsLabels) {
 			g.counted = append(g.counted, tg)
-			if tg.kind == antiAffinity {
+			if tg.kind == antiAffinity && tg.required {
 				g.antiMatch = append(g.antiMatch, tg)
 			}
 		}
@@ -326,7 +333,8 @@ func (s *state) internExistingAntiAffinity() {
 					continue
 				}
 				g.selfMatch = g.matchesPod(p.Namespace, labels.Set(p.Labels), s.topo.nsLabels)
-				s.topo.intern(g, fmt.Sprintf("%s|%v", id, g.selfMatch))
+				g.required = true
+				s.topo.intern(g, fmt.Sprintf("%s|%v|%v", id, g.selfMatch, true))
 			}
 		}
 	}

@@ -17,8 +17,8 @@ func (s *state) explain(g *group) *Reason {
 	defer func() { s.explaining = false }()
 	r := &Reason{}
 	switch {
-	case g.volumeErr != "":
-		r.Summary = "volume: " + g.volumeErr
+	case g.blocked != "":
+		r.Summary = "unschedulable: " + g.blocked
 		return r
 	case len(g.tooManyResources) > 0:
 		r.Summary = fmt.Sprintf("requests more distinct resources than one solve tracks (%d); not tracked: %s", maxResources, strings.Join(g.tooManyResources, ", "))
@@ -62,6 +62,10 @@ func (s *state) explainPool(g *group, p *pool) PoolReason {
 	}
 	if err := p.reqs.Compatible(g.reqs); err != nil {
 		pr.Reason = "requirements: " + err.Error()
+		return pr
+	}
+	if key := undefinedLabel(p, g); key != "" {
+		pr.Reason = fmt.Sprintf("the pod requires label %s, which nodes of this NodePool do not have: add it to the NodePool's labels or requirements", key)
 		return pr
 	}
 	if p.remainingNodes == 0 {

@@ -29,8 +29,9 @@ type group struct {
 	// terms are the OR'ed node requirement terms; the solver uses the first that
 	// fits (Karpenter's order), relaxing to the next on failure.
 	reqs scheduling.Requirements
-	// volumeErr is set when the pod's volumes cannot be resolved.
-	volumeErr   string
+	// blocked says why no node can take the group at all (a missing volume,
+	// no satisfiable node affinity term), or is empty.
+	blocked   string
 	tolerations []corev1.Toleration
 	ports       []hostPort
 	// owned are the topology groups whose constraint this pod must satisfy;

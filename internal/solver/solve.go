@@ -73,7 +73,7 @@ func (s *state) relaxGroup(g *group) *group {
 	if !canRelax(p, g.relaxed, s.preferNoS) {
 		return nil
 	}
-	ng := &group{id: len(s.groups), pods: g.pods, namespace: g.namespace, labels: g.labels, volumeErr: g.volumeErr}
+	ng := &group{id: len(s.groups), pods: g.pods, namespace: g.namespace, labels: g.labels, blocked: g.blocked}
 	vreqs, _, _ := s.volumes.requirements(p)
 	before := len(s.topo.groups)
 	if err := s.initGroup(ng, p, vreqs, g.relaxed+1); err != nil {
@@ -115,7 +115,7 @@ func (s *state) recount(tg *topoGroup) {
 
 // place puts one pod of g somewhere, or reports false.
 func (s *state) place(g *group, p *corev1.Pod) bool {
-	if g.volumeErr != "" || len(g.tooManyResources) > 0 {
+	if g.blocked != "" || len(g.tooManyResources) > 0 {
 		return false
 	}
 	var ch choice
@@ -274,6 +274,9 @@ func (s *state) fitBin(g *group, t *target, ch *choice) *refusal {
 	if i < 0 {
 		return &refusal{"no instance type left can hold it", false}
 	}
+	if !s.minValuesOK(g, t, &need, ch) {
+		return refMinValues
+	}
 	ch.marginal = price - t.price()
 	return nil
 }
@@ -296,7 +299,7 @@ func (s *state) typeOK(g *group, p *pool) []bool {
 	if ok, _ := tolerates(g.tolerations, p.taints, true); !ok {
 		return nil
 	}
-	if p.reqs.Compatible(g.reqs) != nil {
+	if p.reqs.Compatible(g.reqs) != nil || undefinedLabel(p, g) != "" {
 		return nil
 	}
 	reqs := p.reqs
@@ -318,6 +321,21 @@ func (s *state) typeOK(g *group, p *pool) []bool {
 	}
 	g.typeOK[p.idx] = ok
 	return ok
+}
+
+// undefinedLabel returns a label key the group requires that no node of the
+// pool would have: the pool neither sets it nor do its instance types define
+// it. Requirements a missing label satisfies (NotIn, DoesNotExist) are fine.
+func undefinedLabel(p *pool, g *group) string {
+	for key, r := range g.reqs {
+		if p.provided[key] {
+			continue
+		}
+		if (scheduling.Requirements{key: r}).Matches(nil) != nil {
+			return key
+		}
+	}
+	return ""
 }
 
 // cheapestFit finds the cheapest type of the bin that holds need under the
@@ -550,7 +568,7 @@ func (s *state) newBin(g *group) (*newBinOption, float64) {
 		need := t.used
 		need.add(&g.req)
 		i, price := s.cheapestFit(g, t, &need, &ch)
-		if i < 0 {
+		if i < 0 || !s.minValuesOK(g, t, &need, &ch) {
 			continue
 		}
 		return &newBinOption{t: t, ch: ch}, price

@@ -21,6 +21,9 @@ type pool struct {
 	limited        [maxResources]bool
 	remainingNodes int64 // -1: unlimited
 	minValues      []minValue
+	// provided are the label keys a new node of the pool has: the pool's
+	// requirements and labels, and what its instance types define.
+	provided map[string]bool
 }
 
 type minValue struct {
@@ -117,6 +120,7 @@ var (
 	refPorts    = &refusal{"host port already in use", true}
 	// Topology refusals on the hot path; explain() says which constraint.
 	refTopo      = &refusal{"topology constraint", false}
+	refMinValues = &refusal{"would leave fewer instance type choices than minValues", true}
 	refTopoFinal = &refusal{"topology constraint", true}
 )
 

@@ -52,6 +52,8 @@ type topoGroup struct {
 	// matching pods from their domains.
 	owners map[string]int
 	total  int
+	// required: from a required term (anti-affinity owners then repel others).
+	required bool
 	// epoch counts the times the group may have started allowing a domain it
 	// refused before.
 	epoch int
@@ -219,20 +221,24 @@ func (t *topology) ownedGroups(p *corev1.Pod, reqs scheduling.Requirements) ([]*
 	}
 	var terms []corev1.PodAffinityTerm
 	var kinds []topoKind
+	var required []bool
+	add := func(term corev1.PodAffinityTerm, kind topoKind, req bool) {
+		terms, kinds, required = append(terms, term), append(kinds, kind), append(required, req)
+	}
 	if a.PodAffinity != nil {
 		for _, term := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			terms, kinds = append(terms, term), append(kinds, affinity)
+			add(term, affinity, true)
 		}
 		for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			terms, kinds = append(terms, w.PodAffinityTerm), append(kinds, affinity)
+			add(w.PodAffinityTerm, affinity, false)
 		}
 	}
 	if a.PodAntiAffinity != nil {
 		for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			terms, kinds = append(terms, term), append(kinds, antiAffinity)
+			add(term, antiAffinity, true)
 		}
 		for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			terms, kinds = append(terms, w.PodAffinityTerm), append(kinds, antiAffinity)
+			add(w.PodAffinityTerm, antiAffinity, false)
 		}
 	}
 	for i, term := range terms {
@@ -241,7 +247,10 @@ func (t *topology) ownedGroups(p *corev1.Pod, reqs scheduling.Requirements) ([]*
 			return nil, fmt.Errorf("%s: %w", kinds[i], err)
 		}
 		g.selfMatch = g.matchesPod(p.Namespace, set, t.nsLabels)
-		out = append(out, t.intern(g, fmt.Sprintf("%s|%v", id, g.selfMatch)))
+		// Only required anti-affinity repels other pods (kube-scheduler's
+		// symmetry); a preference binds only its owner.
+		g.required = required[i]
+		out = append(out, t.intern(g, fmt.Sprintf("%s|%v|%v", id, g.selfMatch, g.required)))
 	}
 	return out, nil
 }
