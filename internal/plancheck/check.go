@@ -3,6 +3,7 @@ package plancheck
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/solver"
 )
 
@@ -40,6 +41,12 @@ type checker struct {
 	// targets[i] is where plan.Placements[i] binds, nil when the placement is
 	// malformed (reported by checkStructure).
 	targets []*node
+	// onClaim[i] are the pods placed onto claim i, in placement order.
+	onClaim [][]*corev1.Pod
+
+	// caches for the claim checks
+	poolTypes map[string]map[string]bool
+	allocs    map[*instancetype.InstanceType]corev1.ResourceList
 
 	index      *podIndex
 	volumes    *volumeIndex
@@ -53,6 +60,9 @@ func newChecker(in *solver.Input, plan *solver.Plan) *checker {
 		pools:   map[string]*solver.NodePool{},
 		byName:  map[string]*node{},
 		volumes: newVolumeIndex(in.Volumes),
+
+		poolTypes: map[string]map[string]bool{},
+		allocs:    map[*instancetype.InstanceType]corev1.ResourceList{},
 	}
 	for i := range in.NodePools {
 		ck.pools[in.NodePools[i].Name] = &in.NodePools[i]

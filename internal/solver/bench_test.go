@@ -43,3 +43,41 @@ func BenchmarkSolveDiverse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSolveLargeCluster: 5,000 existing nodes holding 20,000 bound pods,
+// then 40,000 pending pods of the diverse mix, the scale at which users saw
+// Karpenter take over half an hour and run out of memory.
+func BenchmarkSolveLargeCluster(b *testing.B) {
+	types := workload.BenchmarkInstanceTypes(400)
+	in := &solver.Input{
+		NodePools: []solver.NodePool{{Name: "default", InstanceTypes: types}},
+		Pods:      workload.DiversePods(40000, benchSeed+1),
+	}
+	for _, n := range workload.LargeCluster(5000, 20000, types[15], benchSeed) {
+		in.Nodes = append(in.Nodes, solver.Node{Name: n.Name, NodePool: "default", Labels: n.Labels, Allocatable: n.Type.Allocatable(), Pods: n.Pods})
+	}
+	b.Logf("seed %d", benchSeed)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var plan *solver.Plan
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if plan, err = solver.Solve(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	onExisting := 0
+	for _, pl := range plan.Placements {
+		if pl.NewClaim < 0 {
+			onExisting++
+		}
+	}
+	b.ReportMetric(float64(len(in.Pods)*b.N)/elapsed.Seconds(), "pods/s")
+	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/solve")
+	b.ReportMetric(float64(onExisting), "on-existing")
+	b.ReportMetric(float64(len(plan.NewClaims)), "nodes")
+	b.ReportMetric(plan.Cost(), "$/h")
+	b.ReportMetric(float64(len(plan.Unschedulable)), "unschedulable")
+}

@@ -102,6 +102,8 @@ func (s *state) commitBin(g *group, t *target, ch *choice) {
 		}
 	}
 	t.reserved = *cur
+	a := &t.types[0].alloc
+	s.slack[t.claim] = [2]int64{a[0] - t.used[0], a[1] - t.used[1]}
 }
 
 // filterTypes keeps the bin's types that the group allows, that hold what
@@ -172,6 +174,9 @@ func subsumes(a, b scheduling.Requirements) bool {
 	return true
 }
 
+// maxClaimTypes bounds the instance types a NewClaim lists.
+const maxClaimTypes = 60
+
 // finish turns the bins into NewClaims.
 func (s *state) finish() {
 	for _, t := range s.bins {
@@ -183,6 +188,11 @@ func (s *state) finish() {
 			}
 		}
 		t.types, t.prices = types, prices
+		// Like Karpenter, offer the cheapest few: enough to fall back on when
+		// an offering runs out, few enough for a readable NodeClaim.
+		if len(t.types) > maxClaimTypes && minValuesMet(t.pool.minValues, t.types[:maxClaimTypes]) {
+			t.types, t.prices = t.types[:maxClaimTypes], t.prices[:maxClaimTypes]
+		}
 		reqs := t.reqs.Copy()
 		names := make([]string, len(t.types))
 		for i, it := range t.types {

@@ -13,11 +13,13 @@ import (
 
 // state is one solve in progress. Nothing outside Solve sees it.
 type state struct {
-	in        *Input
-	ri        *resourceIndex
-	pools     []*pool
-	nodes     []*target // existing and in-flight, in name order
-	bins      []*target // new claims, in creation order
+	in    *Input
+	ri    *resourceIndex
+	pools []*pool
+	nodes []*target // existing and in-flight, in name order
+	bins  []*target // new claims, in creation order
+	// slack[i] is bins[i]'s CPU and memory room at its current price.
+	slack     [][2]int64
 	topo      *topology
 	topoKeys  map[string]bool
 	groups    []*group

@@ -31,7 +31,7 @@ type group struct {
 	reqs scheduling.Requirements
 	// blocked says why no node can take the group at all (a missing volume,
 	// no satisfiable node affinity term), or is empty.
-	blocked   string
+	blocked     string
 	tolerations []corev1.Toleration
 	ports       []hostPort
 	// owned are the topology groups whose constraint this pod must satisfy;
@@ -51,9 +51,10 @@ type group struct {
 	nodeCursor, binCursor int
 	// zeroCursor, dirty and epoch remember which bins had no room at their
 	// current price for this group (see place).
-	zeroCursor int
-	dirty      []int
-	epoch      int
+	zeroCursor  int
+	dirty       []int
+	topoRefused []int
+	epoch       int
 	// templates caches, per pool, a new NodeClaim for the group.
 	templates []*binTemplate
 	// tooManyResources names requested resources the solver cannot track.

@@ -136,8 +136,14 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 	// last looked; only bins it grew since (dirty) or changes in its topology
 	// counts can have changed that, as a group's pods are placed one after
 	// another.
-	if e := s.topoEpoch(g); e != g.epoch || g.zeroCursor < g.binCursor {
-		g.epoch, g.zeroCursor, g.dirty = e, g.binCursor, g.dirty[:0]
+	if g.zeroCursor < g.binCursor {
+		g.zeroCursor = g.binCursor
+	}
+	if e := s.topoEpoch(g); e != g.epoch {
+		// Only bins refused for topology can have changed their answer.
+		g.epoch = e
+		g.dirty = append(g.dirty, g.topoRefused...)
+		g.topoRefused = g.topoRefused[:0]
 	}
 	for _, i := range g.dirty {
 		if s.tryZero(g, p, i, &ch) {
@@ -145,7 +151,13 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 		}
 	}
 	g.dirty = g.dirty[:0]
+	cpu, mem := g.req[0], g.req[1]
 	for i := g.zeroCursor; i < len(s.bins); i++ {
+		// Most bins are full: the dense slack array rules them out without
+		// touching the bins themselves.
+		if sl := &s.slack[i]; sl[0] < cpu || sl[1] < mem {
+			continue
+		}
 		if s.tryZero(g, p, i, &ch) {
 			g.zeroCursor = i
 			return true
@@ -161,10 +173,16 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 	for i := g.binCursor; i < len(s.bins) && tried < growCandidates; i++ {
 		t := s.bins[i]
 		if !fitsSum(&t.used, &g.req, &t.avail) {
+			if i == g.binCursor {
+				g.binCursor++
+			}
 			continue
 		}
 		ch.n = 0
-		if s.fitBin(g, t, &ch) != nil {
+		if r := s.fitBin(g, t, &ch); r != nil {
+			if r.monotone && i == g.binCursor {
+				g.binCursor++
+			}
 			continue
 		}
 		tried++
@@ -175,6 +193,7 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 	nb, newCost := s.newBin(g)
 	if nb != nil && (grow < 0 || newCost < growCost) {
 		s.bins = append(s.bins, nb.t)
+		s.slack = append(s.slack, [2]int64{})
 		s.commit(g, p, nb.t, &nb.ch)
 		return true
 	}
@@ -202,6 +221,9 @@ func (s *state) tryZero(g *group, p *corev1.Pod, i int, ch *choice) bool {
 	if r := s.fitBin(g, t, ch); r != nil {
 		if r.monotone && i == g.binCursor {
 			g.binCursor++
+		}
+		if r == refTopo {
+			g.topoRefused = append(g.topoRefused, i)
 		}
 		return false
 	}

@@ -1,0 +1,68 @@
+package plancheck
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+)
+
+// replay binds the planned pods in plan order, running kube-scheduler's
+// filters on each against the pods bound before it.
+func (ck *checker) replay() {
+	for i, pl := range ck.plan.Placements {
+		n := ck.targets[i]
+		if n == nil || pl.Pod == nil {
+			continue // malformed; checkStructure reported it
+		}
+		// A claim no type can launch has no node to check against; the
+		// structure check reported it. Its pods still count for topology.
+		if n.claim < 0 || n.launchType != nil {
+			ck.filter(pl.Pod, n)
+		}
+		ck.bind(pl.Pod, n)
+	}
+}
+
+// filter runs every check on one pod and node.
+func (ck *checker) filter(p *corev1.Pod, n *node) {
+	ck.checkResources(p, n)
+	ck.checkTaints(p, n)
+	ck.checkNodeAffinity(p, n)
+	ck.checkHostPorts(p, n)
+	ck.checkVolumes(p, n)
+	ck.checkPodAffinity(p, n)
+	ck.checkPodAntiAffinity(p, n)
+	ck.checkTopologySpread(p, n)
+}
+
+// checkTaints is kube-scheduler's TaintToleration filter.
+func (ck *checker) checkTaints(p *corev1.Pod, n *node) {
+	if t, untolerated := corev1helpers.FindMatchingUntoleratedTaint(n.obj.Spec.Taints, p.Spec.Tolerations, blocksScheduling); untolerated {
+		ck.report(p, n.name, "taints", fmt.Sprintf("taint %s is not tolerated", taintString(t)))
+	}
+}
+
+// checkNodeAffinity is kube-scheduler's NodeAffinity filter: the nodeSelector
+// and one of the required node affinity terms must match.
+func (ck *checker) checkNodeAffinity(p *corev1.Pod, n *node) {
+	ok, err := nodeaffinity.GetRequiredNodeAffinity(p).Match(n.obj)
+	if err == nil && ok {
+		return
+	}
+	keys := slices.Collect(maps.Keys(p.Spec.NodeSelector))
+	var required *corev1.NodeSelector
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	keys = append(keys, selectorKeys(required)...)
+	detail := fmt.Sprintf("nodeSelector %v and required node affinity %s do not match the node (%s)",
+		p.Spec.NodeSelector, nodeSelectorString(required), nodeLabelsFor(n, keys))
+	if err != nil {
+		detail += ": " + err.Error()
+	}
+	ck.report(p, n.name, "node-affinity", detail)
+}
