@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
@@ -59,8 +60,8 @@ func (ck *checker) checkNodeAffinity(p *corev1.Pod, n *node) {
 		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
 	keys = append(keys, selectorKeys(required)...)
-	detail := fmt.Sprintf("nodeSelector %v and required node affinity %s do not match the node (%s)",
-		p.Spec.NodeSelector, nodeSelectorString(required), nodeLabelsFor(n, keys))
+	detail := fmt.Sprintf("nodeSelector %s and required node affinity %s do not match the node (%s)",
+		labels.Set(p.Spec.NodeSelector), nodeSelectorString(required), nodeLabelsFor(n, keys))
 	if err != nil {
 		detail += ": " + err.Error()
 	}

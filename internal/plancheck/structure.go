@@ -156,7 +156,7 @@ func (ck *checker) checkClaimPods(i int, c *solver.NewClaim, name string) {
 	}
 	for j := range placed {
 		if !samePod(placed[j], c.Pods[j]) {
-			ck.report(c.Pods[j], name, "plan", fmt.Sprintf("NewClaims[%d].Pods[%d] is %s, but the %d-th placement onto the claim is %s", i, j, podKey(c.Pods[j]), j+1, podKey(placed[j])))
+			ck.report(c.Pods[j], name, "plan", fmt.Sprintf("NewClaims[%d].Pods[%d] is %s, but placement #%d onto the claim is %s", i, j, podKey(c.Pods[j]), j, podKey(placed[j])))
 			return
 		}
 	}

@@ -57,6 +57,9 @@ func compile(in *Input) (*state, error) {
 	}
 	s.volumes = newVolumeIndex(in.Volumes)
 	nsLabels := map[string]labels.Set{}
+	for _, ns := range in.Namespaces {
+		nsLabels[ns.Name] = labels.Set(ns.Labels)
+	}
 	s.topo = newTopology(nsLabels)
 	s.compilePools()
 	s.compileDaemons()

@@ -25,6 +25,8 @@ type Input struct {
 	DaemonSets []*appsv1.DaemonSet
 	// Volumes resolve the pods' PersistentVolumeClaims to zones.
 	Volumes Volumes
+	// Namespaces give the labels that pod affinity namespaceSelectors match.
+	Namespaces []*corev1.Namespace
 }
 
 // NodePool is a NodePool as the solver needs it.
