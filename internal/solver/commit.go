@@ -11,7 +11,11 @@ import (
 // placement.
 func (s *state) commit(g *group, p *corev1.Pod, t *target, ch *choice) {
 	if !t.existing {
+		first := len(t.pods) == 0
 		s.commitBin(g, t, ch)
+		if first {
+			s.recordDaemons(t, 1)
+		}
 	} else {
 		t.used.add(&g.req)
 	}
@@ -92,7 +96,7 @@ func (s *state) commitBin(g *group, t *target, ch *choice) {
 			t.types, t.prices = t.types[1:], t.prices[1:]
 		}
 	}
-	if len(t.pods) == 0 && t.pool.remainingNodes > 0 {
+	if len(t.pods) == 0 {
 		t.pool.remainingNodes--
 	}
 	cur := &t.types[0].capacity

@@ -20,6 +20,7 @@ type state struct {
 	bins  []*target // new claims, in creation order
 	// slack[i] is bins[i]'s CPU and memory room at its current price.
 	slack     [][2]int64
+	binSeq    int // names planned bins uniquely
 	topo      *topology
 	topoKeys  map[string]bool
 	groups    []*group
@@ -82,7 +83,7 @@ func (s *state) compilePools() {
 		return nps[i].Name < nps[j].Name
 	})
 	for i, np := range nps {
-		p := &pool{idx: i, np: np, remainingNodes: -1}
+		p := &pool{idx: i, np: np}
 		p.reqs = np.Requirements.Intersect(scheduling.FromLabels(np.Labels))
 		p.reqs.Add(scheduling.NewRequirement("karpenter.sh/nodepool", corev1.NodeSelectorOpIn, np.Name))
 		p.taints = np.Taints
@@ -105,6 +106,7 @@ func (s *state) compilePools() {
 					used = u.Value()
 				}
 				p.remainingNodes = q.Value() - used
+				p.nodesLimited = true
 				continue
 			}
 			if i, ok := s.ri.pos[n]; ok {
@@ -241,7 +243,7 @@ func (s *state) compileGroups() error {
 // initGroup compiles a group's constraints from its representative pod at a
 // relaxation level.
 func (s *state) initGroup(g *group, p *corev1.Pod, vreqs scheduling.Requirements, relaxed int) error {
-	spec := effectivePod(p, relaxed)
+	spec := effectivePod(p, relaxed, s.preferNoS)
 	g.spec, g.relaxed = spec, relaxed
 	rl := podRequests(p)
 	g.tooManyResources = s.ri.unknown(rl)
@@ -259,7 +261,11 @@ func (s *state) initGroup(g *group, p *corev1.Pod, vreqs scheduling.Requirements
 	}
 	g.tolerations = spec.Spec.Tolerations
 	g.ports = podHostPorts(p)
-	owned, err := s.topo.ownedGroups(spec, g.reqs)
+	// Spread's nodeAffinityPolicy honours only what the pod requires, not the
+	// preferences the solver holds as requirements until relaxed.
+	hardSpec, _ := relaxSteps(p, relaxed, s.preferNoS)
+	hard := scheduling.PodRequirementTerms(hardSpec)
+	owned, err := s.topo.ownedGroups(spec, hard)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
@@ -353,10 +359,10 @@ func (s *state) countsOn(tg *topoGroup, t *target) bool {
 	}
 	if len(tg.nodeFilter) > 0 {
 		if t.existing {
-			if tg.nodeFilter.Matches(t.labels) != nil {
+			if !filterMatches(tg.nodeFilter, t.labels) {
 				return false
 			}
-		} else if tg.nodeFilter.Compatible(t.reqs) != nil {
+		} else if !s.binEligible(tg, t) {
 			return false
 		}
 	}
@@ -366,6 +372,36 @@ func (s *state) countsOn(tg *topoGroup, t *target) bool {
 		}
 	}
 	return true
+}
+
+// binEligible decides whether a planned node passes a spread's node filter.
+// That depends on the instance type it launches as (its architecture, say),
+// so when the bin's types disagree, the bin keeps only those that agree with
+// its cheapest: the answer must be definite, as kube-scheduler's will be.
+func (s *state) binEligible(tg *topoGroup, t *target) bool {
+	if v, ok := t.eligible[tg]; ok {
+		return v
+	}
+	if len(t.types) == 0 {
+		return filterCompatible(tg.nodeFilter, t.reqs)
+	}
+	agree := func(it *itype) bool { return filterCompatible(tg.nodeFilter, t.reqs.Intersect(it.it.Requirements)) }
+	want := agree(t.types[0])
+	types, prices := t.types[:0:0], t.prices[:0:0]
+	for i, it := range t.types {
+		if agree(it) == want {
+			types, prices = append(types, it), append(prices, t.prices[i])
+		}
+	}
+	if len(types) != len(t.types) {
+		t.types, t.prices = types, prices
+		t.setAvail()
+	}
+	if t.eligible == nil {
+		t.eligible = map[*topoGroup]bool{}
+	}
+	t.eligible[tg] = want
+	return want
 }
 
 // addDomains lists the domains a spread group ranges over: the values on
@@ -381,20 +417,22 @@ func (s *state) addDomains(tg *topoGroup) {
 		}
 	}
 	for _, p := range s.pools {
-		reqs := p.reqs
-		if len(tg.nodeFilter) > 0 {
-			if reqs.Compatible(tg.nodeFilter) != nil {
-				continue
-			}
-			reqs = reqs.Intersect(tg.nodeFilter)
-		}
 		if tg.honorTaints {
 			if ok, _ := tolerates(tg.tolerations, p.taints, false); !ok {
 				continue
 			}
 		}
-		for _, v := range s.poolValues(p, reqs, tg.key) {
-			tg.domains[v] = true
+		terms := tg.nodeFilter
+		if len(terms) == 0 {
+			terms = []scheduling.Requirements{{}}
+		}
+		for _, term := range terms {
+			if p.reqs.Compatible(term) != nil {
+				continue
+			}
+			for _, v := range s.poolValues(p, p.reqs.Intersect(term), tg.key) {
+				tg.domains[v] = true
+			}
 		}
 	}
 }

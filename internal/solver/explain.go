@@ -68,7 +68,7 @@ func (s *state) explainPool(g *group, p *pool) PoolReason {
 		pr.Reason = fmt.Sprintf("the pod requires label %s, which nodes of this NodePool do not have: add it to the NodePool's labels or requirements", key)
 		return pr
 	}
-	if p.remainingNodes == 0 {
+	if p.nodesLimited && p.remainingNodes <= 0 {
 		pr.Reason = "limit reached: nodes"
 		return pr
 	}

@@ -84,8 +84,8 @@ func dropHeaviestPod(terms []corev1.WeightedPodAffinityTerm) []corev1.WeightedPo
 // requirements: the heaviest preferred node affinity term is ANDed into every
 // required term; preferred pod (anti-)affinity terms and ScheduleAnyway spreads
 // are read as required by ownedGroups, since it reads both lists.
-func effectivePod(p *corev1.Pod, n int) *corev1.Pod {
-	c, _ := relaxSteps(p, n, true)
+func effectivePod(p *corev1.Pod, n int, preferNoSchedule bool) *corev1.Pod {
+	c, _ := relaxSteps(p, n, preferNoSchedule)
 	a := c.Spec.Affinity
 	if a != nil && a.NodeAffinity != nil && len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
 		terms := append([]corev1.PreferredSchedulingTerm(nil), a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution...)

@@ -565,14 +565,16 @@ type newBinOption struct {
 // weight, then name) that can launch one, and returns its price.
 func (s *state) newBin(g *group) (*newBinOption, float64) {
 	for _, p := range s.pools {
-		if s.typeOK(g, p) == nil || p.remainingNodes == 0 {
+		if s.typeOK(g, p) == nil || (p.nodesLimited && p.remainingNodes <= 0) {
 			continue
 		}
 		tmpl := s.binTemplate(g, p)
 		if tmpl == nil {
 			continue
 		}
-		t := &target{name: fmt.Sprintf("nodewright-planned-%d", len(s.bins)), pool: p, reqs: tmpl.reqs.Copy(), taints: p.taints, claim: len(s.bins), daemon: tmpl.daemon, used: tmpl.daemon}
+		// Names are never reused, so a rejected candidate leaves no trace.
+		s.binSeq++
+		t := &target{name: fmt.Sprintf("nodewright-planned-%d", s.binSeq-1), pool: p, reqs: tmpl.reqs.Copy(), taints: p.taints, claim: len(s.bins), daemon: tmpl.daemon, used: tmpl.daemon, daemonPods: tmpl.daemonPods}
 		for i, it := range tmpl.types {
 			if s.fitsPoolLimits(p, it) {
 				t.types = append(t.types, it)
@@ -584,7 +586,12 @@ func (s *state) newBin(g *group) (*newBinOption, float64) {
 		}
 		t.avail = tmpl.avail
 		var ch choice
-		if r := s.chooseDomains(g, t, t.reqs, &ch); r != nil {
+		// The node's DaemonSet pods are there before the pod: count them while
+		// checking, and for real once the bin is committed.
+		s.recordDaemons(t, 1)
+		r := s.chooseDomains(g, t, t.reqs, &ch)
+		s.recordDaemons(t, -1)
+		if r != nil {
 			continue
 		}
 		need := t.used
@@ -603,11 +610,12 @@ func (s *state) newBin(g *group) (*newBinOption, float64) {
 // types that hold the pod with that overhead, cheapest first. It depends only
 // on the group and the pool, so it is computed once.
 type binTemplate struct {
-	reqs   scheduling.Requirements
-	daemon vec
-	types  []*itype
-	prices []float64
-	avail  vec
+	reqs       scheduling.Requirements
+	daemon     vec
+	daemonPods []*daemon
+	types      []*itype
+	prices     []float64
+	avail      vec
 }
 
 func (s *state) binTemplate(g *group, p *pool) *binTemplate {
@@ -641,7 +649,10 @@ func (s *state) binTemplate(g *group, p *pool) *binTemplate {
 		}
 	}
 	tm.reqs = reqs
-	tm.daemon = s.daemonOverhead(p, reqs)
+	tm.daemonPods = s.daemonsFor(p, reqs)
+	for _, d := range tm.daemonPods {
+		tm.daemon.add(&d.req)
+	}
 	need := tm.daemon
 	need.add(&g.req)
 	t := &target{}

@@ -19,7 +19,8 @@ type pool struct {
 	// remaining capacity under the limits, and which resources are limited.
 	remaining      vec
 	limited        [maxResources]bool
-	remainingNodes int64 // -1: unlimited
+	remainingNodes int64 // meaningful when nodesLimited
+	nodesLimited   bool
 	minValues      []minValue
 	// provided are the label keys a new node of the pool has: the pool's
 	// requirements and labels, and what its instance types define.
@@ -61,6 +62,10 @@ type target struct {
 	claim    int
 	deleting bool
 	daemon   vec
+	// eligible caches binEligible per spread group with a node filter.
+	eligible map[*topoGroup]bool
+	// daemonPods run on a new node; they count for topology.
+	daemonPods []*daemon
 	// offersNarrowed: a pod narrowed the zone or capacity type beyond the
 	// pool's, so zonePrice no longer prices this bin.
 	offersNarrowed bool

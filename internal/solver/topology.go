@@ -41,8 +41,9 @@ type topoGroup struct {
 	// selfMatch: the owner's own labels match the selector (the "+1" in
 	// kube-scheduler's skew).
 	selfMatch bool
-	// For spread: which nodes count (nodeAffinityPolicy and nodeTaintsPolicy).
-	nodeFilter  scheduling.Requirements
+	// For spread: which nodes count (nodeAffinityPolicy and nodeTaintsPolicy):
+	// those matching any of the owner's required node affinity terms.
+	nodeFilter  []scheduling.Requirements
 	tolerations []corev1.Toleration
 	honorTaints bool
 	// domains that exist or could be created; counts of matching pods in each.
@@ -59,6 +60,14 @@ type topoGroup struct {
 	epoch int
 	// min caches minCount for spread groups; -1 when unknown.
 	min int
+}
+
+// unrecord takes back a record.
+func (g *topoGroup) unrecord(d string) {
+	g.counts[d]--
+	g.total--
+	g.min = -1
+	g.epoch++
 }
 
 // record counts one more matching pod in domain d.
@@ -155,6 +164,34 @@ func (g *topoGroup) monotone() bool {
 	return g.kind == antiAffinity || (g.kind == spread && g.key == corev1.LabelHostname)
 }
 
+// nonEmpty drops a lone empty term: it filters nothing.
+func nonEmpty(terms []scheduling.Requirements) []scheduling.Requirements {
+	if len(terms) == 1 && len(terms[0]) == 0 {
+		return nil
+	}
+	return terms
+}
+
+// filterMatches reports whether a node's labels match one of the terms.
+func filterMatches(terms []scheduling.Requirements, labels map[string]string) bool {
+	for _, t := range terms {
+		if t.Matches(labels) == nil {
+			return true
+		}
+	}
+	return len(terms) == 0
+}
+
+// filterCompatible reports whether a planned node could match one of them.
+func filterCompatible(terms []scheduling.Requirements, reqs scheduling.Requirements) bool {
+	for _, t := range terms {
+		if t.Compatible(reqs) == nil {
+			return true
+		}
+	}
+	return len(terms) == 0
+}
+
 // topology holds every topology group of a solve.
 type topology struct {
 	groups   []*topoGroup
@@ -185,7 +222,7 @@ func (t *topology) intern(g *topoGroup, identity string) *topoGroup {
 // ownedGroups compiles a pod's required topology constraints: spreads
 // (DoNotSchedule, and ScheduleAnyway until relaxed), pod affinity and
 // anti-affinity (required, and preferred until relaxed).
-func (t *topology) ownedGroups(p *corev1.Pod, reqs scheduling.Requirements) ([]*topoGroup, error) {
+func (t *topology) ownedGroups(p *corev1.Pod, hard []scheduling.Requirements) ([]*topoGroup, error) {
 	var out []*topoGroup
 	set := labels.Set(p.Labels)
 	for _, c := range p.Spec.TopologySpreadConstraints {
@@ -202,7 +239,7 @@ func (t *topology) ownedGroups(p *corev1.Pod, reqs scheduling.Requirements) ([]*
 			g.minDomains = *c.MinDomains
 		}
 		if c.NodeAffinityPolicy == nil || *c.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor {
-			g.nodeFilter = reqs
+			g.nodeFilter = nonEmpty(hard)
 		}
 		if c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
 			g.honorTaints = true
