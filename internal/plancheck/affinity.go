@@ -17,24 +17,27 @@ type affinityTerm struct {
 	key      string
 	selector labels.Selector
 	// namespaces the term looks in; with nsSelector, also every namespace
-	// whose labels it matches. Namespace labels are not in solver.Input, so a
-	// namespace is taken to have none: an empty selector matches all, a
-	// selector that needs a label matches none.
+	// whose labels (from solver.Input.Namespaces; none when not listed) it
+	// matches, as kube-scheduler merges them in.
 	namespaces sets.Set[string]
 	nsSelector labels.Selector
+	nsLabels   map[string]labels.Set
 }
 
 func (t affinityTerm) String() string {
 	ns := strings.Join(sets.List(t.namespaces), ",")
-	if t.nsSelector != nil {
-		ns += "|namespaceSelector " + t.nsSelector.String()
+	switch {
+	case t.nsSelector != nil && t.nsSelector.Empty():
+		ns = "all"
+	case t.nsSelector != nil:
+		ns += fmt.Sprintf(" + namespaceSelector %q", t.nsSelector.String())
 	}
 	return fmt.Sprintf("(topologyKey %s, selector %q, namespaces %s)", t.key, t.selector.String(), ns)
 }
 
 // matches reports whether p falls under the term.
 func (t affinityTerm) matches(p *corev1.Pod) bool {
-	if !t.namespaces.Has(p.Namespace) && (t.nsSelector == nil || !t.nsSelector.Matches(labels.Set{})) {
+	if !t.namespaces.Has(p.Namespace) && (t.nsSelector == nil || !t.nsSelector.Matches(t.nsLabels[p.Namespace])) {
 		return false
 	}
 	return t.selector.Matches(labels.Set(p.Labels))
@@ -87,7 +90,7 @@ const (
 )
 
 // requiredTerms compiles the pod's required affinity or anti-affinity terms.
-func requiredTerms(p *corev1.Pod, kind termKind) ([]affinityTerm, error) {
+func (ck *checker) requiredTerms(p *corev1.Pod, kind termKind) ([]affinityTerm, error) {
 	a := p.Spec.Affinity
 	var raw []corev1.PodAffinityTerm
 	switch {
@@ -103,6 +106,7 @@ func requiredTerms(p *corev1.Pod, kind termKind) ([]affinityTerm, error) {
 		if err != nil {
 			return nil, fmt.Errorf("term %d: %w", i, err)
 		}
+		at.nsLabels = ck.nsLabels
 		out = append(out, at)
 	}
 	return out, nil
@@ -124,7 +128,7 @@ func matchesAll(terms []affinityTerm, p *corev1.Pod) bool {
 // group of pods with affinity to each other in: when no pod in the cluster
 // matches all terms and the pod matches them itself, it passes.
 func (ck *checker) checkPodAffinity(p *corev1.Pod, n *node) {
-	terms, err := requiredTerms(p, affinityTerms)
+	terms, err := ck.requiredTerms(p, affinityTerms)
 	if err != nil {
 		ck.report(p, n.name, "pod-affinity", "required pod affinity cannot be parsed: "+err.Error())
 		return
@@ -191,7 +195,7 @@ func hasAnyKey(n *node, terms []affinityTerm) bool {
 // in the node's domain for that pod's term.
 func (ck *checker) checkPodAntiAffinity(p *corev1.Pod, n *node) {
 	nodeLabels := n.labels()
-	terms, err := requiredTerms(p, antiAffinityTerms)
+	terms, err := ck.requiredTerms(p, antiAffinityTerms)
 	if err != nil {
 		ck.report(p, n.name, "pod-anti-affinity", "required pod anti-affinity cannot be parsed: "+err.Error())
 	}
@@ -208,6 +212,13 @@ func (ck *checker) checkPodAntiAffinity(p *corev1.Pod, n *node) {
 			}
 		}
 	}
+	ck.checkAntiAffinitySymmetry(p, n)
+}
+
+// checkAntiAffinitySymmetry: no bound pod in the node's domain has a required
+// anti-affinity term matching the incoming pod.
+func (ck *checker) checkAntiAffinitySymmetry(p *corev1.Pod, n *node) {
+	nodeLabels := n.labels()
 	for key, byValue := range ck.index.antiByDomain {
 		v, ok := nodeLabels[key]
 		if !ok {

@@ -2,6 +2,7 @@ package plancheck
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -33,6 +34,8 @@ type checker struct {
 	plan *solver.Plan
 
 	pools map[string]*solver.NodePool
+	// nsLabels are the namespaces' labels, for namespaceSelectors.
+	nsLabels map[string]labels.Set
 	// nodes are all nodes, existing first (input order), then one per claim.
 	nodes  []*node
 	byName map[string]*node
@@ -55,11 +58,12 @@ type checker struct {
 
 func newChecker(in *solver.Input, plan *solver.Plan) *checker {
 	ck := &checker{
-		in:      in,
-		plan:    plan,
-		pools:   map[string]*solver.NodePool{},
-		byName:  map[string]*node{},
-		volumes: newVolumeIndex(in.Volumes),
+		in:       in,
+		plan:     plan,
+		pools:    map[string]*solver.NodePool{},
+		nsLabels: map[string]labels.Set{},
+		byName:   map[string]*node{},
+		volumes:  newVolumeIndex(in.Volumes),
 
 		poolTypes: map[string]map[string]bool{},
 		allocs:    map[*instancetype.InstanceType]corev1.ResourceList{},
@@ -67,11 +71,16 @@ func newChecker(in *solver.Input, plan *solver.Plan) *checker {
 	for i := range in.NodePools {
 		ck.pools[in.NodePools[i].Name] = &in.NodePools[i]
 	}
+	for _, ns := range in.Namespaces {
+		if ns != nil {
+			ck.nsLabels[ns.Name] = labels.Set(ns.Labels)
+		}
+	}
 	ck.index = newPodIndex(ck)
 	return ck
 }
 
-// report records a violation; the format arguments follow fmt.Sprintf.
+// report records a violation about pod (nil for none) on node ("" for none).
 func (ck *checker) report(pod *corev1.Pod, node, constraint, detail string) {
 	ck.violations = append(ck.violations, Violation{Pod: podKey(pod), Node: node, Constraint: constraint, Detail: detail})
 }

@@ -156,7 +156,7 @@ func TestCheck(t *testing.T) {
 			want: "taints",
 		},
 		{
-			name: "taints/pool taint on a new node",
+			name:  "taints/pool taint on a new node",
 			build: claimCase(solver.NodePool{Name: "default", Taints: []corev1.Taint{taint}}, nil, nil, pod("p", "1")),
 			want:  "taints",
 		},
@@ -236,6 +236,32 @@ func TestCheck(t *testing.T) {
 				return &solver.Input{Nodes: nodes, Pods: ps}, onNodes(ps, "n2")
 			},
 			want: "pod-anti-affinity",
+		},
+		{
+			name: "pod-anti-affinity/namespaceSelector reaches a labeled namespace",
+			build: func() (*solver.Input, *solver.Plan) {
+				t := term(hostKey, "app", "db")
+				t.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "data"}}
+				db := pod("db", "1", withLabels("app", "db"))
+				db.Namespace = "data"
+				ps := []*corev1.Pod{db, pod("web", "1", withPodAntiAffinity(t))}
+				in := &solver.Input{Nodes: threeZones(), Pods: ps, Namespaces: []*corev1.Namespace{
+					{ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"team": "data"}}},
+				}}
+				return in, onNodes(ps, "n1", "n1")
+			},
+			want: "pod-anti-affinity",
+		},
+		{
+			name: "valid/namespaceSelector does not reach an unlabeled namespace",
+			build: func() (*solver.Input, *solver.Plan) {
+				t := term(hostKey, "app", "db")
+				t.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "data"}}
+				db := pod("db", "1", withLabels("app", "db"))
+				db.Namespace = "data"
+				ps := []*corev1.Pod{db, pod("web", "1", withPodAntiAffinity(t))}
+				return &solver.Input{Nodes: threeZones(), Pods: ps}, onNodes(ps, "n1", "n1")
+			},
 		},
 		{
 			name:  "topology-spread",

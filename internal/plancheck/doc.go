@@ -14,7 +14,6 @@
 //
 // What the checker deliberately leaves out: preferences (preferred affinity,
 // ScheduleAnyway spreads, PreferNoSchedule taints) are soft in kube-scheduler
-// and are not checked; namespace labels are not part of solver.Input, so a
-// namespaceSelector is evaluated against a namespace without labels, which is
-// also what the solver assumes.
+// and are not checked. A namespaceSelector matches the labels of the
+// namespaces in solver.Input.Namespaces; a namespace not listed has none.
 package plancheck

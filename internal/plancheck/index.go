@@ -82,7 +82,7 @@ func (ck *checker) bind(p *corev1.Pod, n *node) {
 	}
 	// Terms that do not parse constrain nothing here: the pod is already
 	// bound, and kube-scheduler skips such terms of existing pods too.
-	terms, _ := requiredTerms(p, antiAffinityTerms)
+	terms, _ := ck.requiredTerms(p, antiAffinityTerms)
 	for _, t := range terms {
 		v, ok := nodeLabels[t.key]
 		if !ok {

@@ -23,6 +23,8 @@ type node struct {
 	// claim is the index in plan.NewClaims, -1 for an existing node.
 	claim    int
 	deleting bool
+	// daemonsBound: a new node's DaemonSet pods are bound (it came up).
+	daemonsBound bool
 	// launchType is the instance type the provider would launch for a claim;
 	// nil for existing nodes and for claims no type of which can launch.
 	launchType *instancetype.InstanceType
@@ -149,7 +151,6 @@ func (ck *checker) addClaim(i int, c *solver.NewClaim) *node {
 	labels[corev1.LabelHostname] = name
 	n := &node{name: name, obj: nodeObject(name, labels, taints, alloc), claim: i, launchType: chosen}
 	ck.addNode(n)
-	ck.addDaemonPods(n)
 	return n
 }
 
@@ -168,9 +169,14 @@ func singleValue(it *instancetype.InstanceType, key string) (string, bool) {
 
 // addDaemonPods binds to a new node the pod of every DaemonSet the
 // DaemonSet controller would run there: it tolerates the node's NoSchedule
-// and NoExecute taints and its required node affinity matches. (Existing
+// and NoExecute taints and its required node affinity matches. The replay
+// calls it when the node comes up, just before the first planned pod binds
+// there: pods planned onto existing nodes before that bind first, as they
+// would in a cluster. kube-scheduler places DaemonSet pods too, so the
+// required anti-affinity of pods already bound must let them in. (Existing
 // nodes list their DaemonSet pods in Node.Pods already.)
 func (ck *checker) addDaemonPods(n *node) {
+	n.daemonsBound = true
 	for _, ds := range ck.in.DaemonSets {
 		if ds == nil {
 			continue
@@ -189,6 +195,7 @@ func (ck *checker) addDaemonPods(n *node) {
 		if ok, err := nodeaffinity.GetRequiredNodeAffinity(p).Match(n.obj); err != nil || !ok {
 			continue
 		}
+		ck.checkAntiAffinitySymmetry(p, n)
 		ck.bind(p, n)
 	}
 }

@@ -19,6 +19,9 @@ func (ck *checker) replay() {
 		if n == nil || pl.Pod == nil {
 			continue // malformed; checkStructure reported it
 		}
+		if n.claim >= 0 && !n.daemonsBound {
+			ck.addDaemonPods(n)
+		}
 		// A claim no type can launch has no node to check against; the
 		// structure check reported it. Its pods still count for topology.
 		if n.claim < 0 || n.launchType != nil {
@@ -60,8 +63,12 @@ func (ck *checker) checkNodeAffinity(p *corev1.Pod, n *node) {
 		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
 	keys = append(keys, selectorKeys(required)...)
+	selector := "<none>"
+	if len(p.Spec.NodeSelector) > 0 {
+		selector = labels.Set(p.Spec.NodeSelector).String()
+	}
 	detail := fmt.Sprintf("nodeSelector %s and required node affinity %s do not match the node (%s)",
-		labels.Set(p.Spec.NodeSelector), nodeSelectorString(required), nodeLabelsFor(n, keys))
+		selector, nodeSelectorString(required), nodeLabelsFor(n, keys))
 	if err != nil {
 		detail += ": " + err.Error()
 	}

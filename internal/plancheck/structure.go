@@ -220,8 +220,9 @@ func (ck *checker) allocatable(it *instancetype.InstanceType) corev1.ResourceLis
 	return a
 }
 
-// checkLimits: a pool's usage plus the capacity of the type each of its new
-// claims launches must stay within its limits; "nodes" counts nodes.
+// checkLimits: when a plan launches nodes of a pool, the pool's usage plus the
+// capacity of the type each of its new claims launches must stay within its
+// limits; "nodes" counts nodes.
 func (ck *checker) checkLimits() {
 	for pi := range ck.in.NodePools {
 		pool := &ck.in.NodePools[pi]
@@ -238,6 +239,11 @@ func (ck *checker) checkLimits() {
 			}
 			addList(total, ck.claims[i].launchType.Capacity)
 			claims++
+		}
+		if claims == 0 {
+			// Usage over a limit (say, a limit lowered after the fact) is
+			// not the plan's doing; only launching more would be.
+			continue
 		}
 		for _, res := range sortedNames(pool.Limits) {
 			limit := pool.Limits[res]

@@ -32,7 +32,8 @@ func (c *spreadCounter) add(bp *boundPod) {
 }
 
 // counter returns the counter for a namespace and selector, counting the pods
-// bound so far when it is new.
+// bound so far when it is new. Counters are made during the replay, once the
+// node set is final, so perNode has a slot for every node.
 func (ix *podIndex) counter(namespace string, sel labels.Selector) *spreadCounter {
 	id := namespace + "\x00" + sel.String()
 	if c, ok := ix.counters[id]; ok {

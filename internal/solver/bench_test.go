@@ -5,9 +5,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodewright/nodewright/internal/plancheck"
 	"github.com/nodewright/nodewright/internal/solver"
 	"github.com/nodewright/nodewright/internal/workload"
 )
+
+// checkPlan fails the benchmark when the independent checker finds a
+// constraint the plan breaks; it runs outside the timed part.
+func checkPlan(b *testing.B, in *solver.Input, plan *solver.Plan) {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	if vs := plancheck.Check(in, plan); len(vs) > 0 {
+		for i, v := range vs {
+			if i == 10 {
+				break
+			}
+			b.Error(v)
+		}
+		b.Fatalf("%d violations", len(vs))
+	}
+}
 
 const benchSeed = 42
 
@@ -36,6 +54,7 @@ func BenchmarkSolveDiverse(b *testing.B) {
 				}
 			}
 			elapsed := time.Since(start)
+			checkPlan(b, in, plan)
 			b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "pods/s")
 			b.ReportMetric(float64(len(plan.NewClaims)), "nodes")
 			b.ReportMetric(plan.Cost(), "$/h")
@@ -68,6 +87,7 @@ func BenchmarkSolveLargeCluster(b *testing.B) {
 		}
 	}
 	elapsed := time.Since(start)
+	checkPlan(b, in, plan)
 	onExisting := 0
 	for _, pl := range plan.Placements {
 		if pl.NewClaim < 0 {

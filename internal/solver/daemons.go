@@ -77,3 +77,30 @@ func (s *state) recordDaemons(t *target, sign int) {
 		}
 	}
 }
+
+// daemonsOn keeps the DaemonSets one of whose node affinity terms a node with
+// these requirements (an instance type's included) satisfies.
+func daemonsOn(ds []*daemon, reqs scheduling.Requirements) []*daemon {
+	var out []*daemon
+	for _, d := range ds {
+		for _, r := range d.reqs {
+			if reqs.Compatible(r) == nil {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func sameDaemons(a, b []*daemon) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

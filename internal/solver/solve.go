@@ -31,6 +31,8 @@ type choice struct {
 	narrow [8]bool
 	// marginal is what the bin's price would rise by.
 	marginal float64
+	// podReqs: the pod's own requirements narrow the bin.
+	podReqs bool
 }
 
 func (c *choice) value(key string) (string, bool) {
@@ -292,6 +294,7 @@ func (s *state) fitBin(g *group, t *target, ch *choice) *refusal {
 	}
 	need := t.used
 	need.add(&g.req)
+	ch.podReqs = len(g.reqs) > 0 && !subsumes(t.reqs, g.reqs)
 	i, price := s.cheapestFit(g, t, &need, ch)
 	if i < 0 {
 		return &refusal{"no instance type left can hold it", false}
@@ -366,6 +369,11 @@ func (s *state) cheapestFit(g *group, t *target, need *vec, ch *choice) (int, fl
 	ok := s.typeOK(g, t.pool)
 	zone, narrowZone := ch.narrowed(corev1.LabelTopologyZone)
 	narrowOther := ch.narrowsOther()
+	var merged scheduling.Requirements
+	if ch.podReqs {
+		// The pod narrows the bin itself: price under what commit will apply.
+		merged = s.narrowedReqs(t.reqs.Intersect(g.reqs), ch)
+	}
 	for i, it := range t.types {
 		if !ok[it.idx] {
 			continue
@@ -377,7 +385,16 @@ func (s *state) cheapestFit(g *group, t *target, need *vec, ch *choice) (int, fl
 			continue
 		}
 		price := t.prices[i]
-		if narrowZone || narrowOther {
+		if merged != nil {
+			if it.it.Requirements.Compatible(merged) != nil {
+				continue
+			}
+			o, found := it.it.Offerings.Cheapest(merged)
+			if !found {
+				continue
+			}
+			price = o.Price
+		} else if narrowZone || narrowOther {
 			var found bool
 			price, found = s.narrowedPrice(t, it, ch, zone, narrowZone)
 			if !found {
@@ -585,24 +602,92 @@ func (s *state) newBin(g *group) (*newBinOption, float64) {
 			continue
 		}
 		t.avail = tmpl.avail
-		var ch choice
-		// The node's DaemonSet pods are there before the pod: count them while
-		// checking, and for real once the bin is committed.
-		s.recordDaemons(t, 1)
-		r := s.chooseDomains(g, t, t.reqs, &ch)
-		s.recordDaemons(t, -1)
-		if r != nil {
-			continue
+		if opt, price := s.newBinIn(g, t); opt != nil {
+			return opt, price
 		}
-		need := t.used
-		need.add(&g.req)
-		i, price := s.cheapestFit(g, t, &need, &ch)
-		if i < 0 || !s.minValuesOK(g, t, &need, &ch) {
-			continue
-		}
-		return &newBinOption{t: t, ch: ch}, price
 	}
 	return nil, 0
+}
+
+// newBinIn checks a candidate bin for the pod. The node's DaemonSet pods are
+// there before the pod, so they count while checking (and for real once the
+// bin is committed); for that, any key of a topology group that selects them
+// is first pinned to one value, trying each in turn.
+func (s *state) newBinIn(g *group, t *target) (*newBinOption, float64) {
+	key := s.daemonKeyToPin(t)
+	if key == "" {
+		return s.newBinTry(g, t)
+	}
+	vals, _ := t.domainValues(key)
+	base := t.reqs
+	for _, v := range vals {
+		t.reqs = base.Copy()
+		t.reqs[key] = scheduling.NewRequirement(key, corev1.NodeSelectorOpIn, v)
+		t.domains = nil
+		if opt, price := s.newBinIn(g, t); opt != nil {
+			s.filterTypes(g, t)
+			if len(t.types) > 0 {
+				return opt, price
+			}
+		}
+	}
+	t.reqs, t.domains = base, nil
+	return nil, 0
+}
+
+func (s *state) newBinTry(g *group, t *target) (*newBinOption, float64) {
+	if s.daemonsRepelled(t) {
+		return nil, 0
+	}
+	var ch choice
+	s.recordDaemons(t, 1)
+	r := s.chooseDomains(g, t, t.reqs, &ch)
+	s.recordDaemons(t, -1)
+	if r != nil {
+		return nil, 0
+	}
+	need := t.used
+	need.add(&g.req)
+	ch.podReqs = len(g.reqs) > 0 && !subsumes(t.reqs, g.reqs)
+	i, price := s.cheapestFit(g, t, &need, &ch)
+	if i < 0 || !s.minValuesOK(g, t, &need, &ch) {
+		return nil, 0
+	}
+	return &newBinOption{t: t, ch: ch}, price
+}
+
+// daemonsRepelled reports whether a pod already placed has required
+// anti-affinity against one of the bin's DaemonSet pods in the bin's domain:
+// kube-scheduler would leave that DaemonSet pod pending, so the solver does
+// not plan such a node.
+func (s *state) daemonsRepelled(t *target) bool {
+	for _, d := range t.daemonPods {
+		for _, tg := range s.topo.groups {
+			if tg.kind != antiAffinity || !tg.required || len(tg.owners) == 0 || !tg.matchesPod(d.pod.Namespace, d.pod.Labels, s.topo.nsLabels) {
+				continue
+			}
+			if vals, _ := t.domainValues(tg.key); len(vals) == 1 && tg.owners[vals[0]] > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// daemonKeyToPin returns a topology key, open in the bin, of a group that
+// selects one of the bin's DaemonSet pods; "" when there is none.
+func (s *state) daemonKeyToPin(t *target) string {
+	for _, d := range t.daemonPods {
+		for _, tg := range s.topo.groups {
+			if tg.key == corev1.LabelHostname || !tg.matchesPod(d.pod.Namespace, d.pod.Labels, s.topo.nsLabels) {
+				continue
+			}
+			if _, open := t.domainValues(tg.key); open {
+				return tg.key
+			}
+		}
+	}
+	return ""
 }
 
 // binTemplate is what a new NodeClaim of the pool for the group starts as:
@@ -649,29 +734,52 @@ func (s *state) binTemplate(g *group, p *pool) *binTemplate {
 		}
 	}
 	tm.reqs = reqs
-	tm.daemonPods = s.daemonsFor(p, reqs)
-	for _, d := range tm.daemonPods {
-		tm.daemon.add(&d.req)
-	}
-	need := tm.daemon
-	need.add(&g.req)
+	// Which DaemonSets run depends on the instance type the node launches as
+	// (a DaemonSet for amd64 only, say): each type is judged with its own.
+	candidates := s.daemonsFor(p, reqs)
 	t := &target{}
+	var sets [][]*daemon
 	for _, it := range p.types {
 		if !ok[it.idx] {
-			continue
-		}
-		if f, _ := fits(&need, &it.alloc); !f {
 			continue
 		}
 		o, found := it.it.Offerings.Cheapest(reqs)
 		if !found {
 			continue
 		}
+		ds := daemonsOn(candidates, reqs.Intersect(it.it.Requirements))
+		need := g.req
+		for _, d := range ds {
+			need.add(&d.req)
+		}
+		if f, _ := fits(&need, &it.alloc); !f {
+			continue
+		}
 		t.types = append(t.types, it)
 		t.prices = append(t.prices, o.Price)
+		sets = append(sets, ds)
 	}
 	if len(t.types) == 0 {
 		return nil
+	}
+	// Keep the types that run the same DaemonSets as the cheapest, so the
+	// bin's overhead and its pods' topology are one thing.
+	cheapest := 0
+	for i := range t.types {
+		if t.prices[i] < t.prices[cheapest] || (t.prices[i] == t.prices[cheapest] && t.types[i].idx < t.types[cheapest].idx) {
+			cheapest = i
+		}
+	}
+	types, prices := t.types[:0:0], t.prices[:0:0]
+	for i := range t.types {
+		if sameDaemons(sets[i], sets[cheapest]) {
+			types, prices = append(types, t.types[i]), append(prices, t.prices[i])
+		}
+	}
+	t.types, t.prices = types, prices
+	tm.daemonPods = sets[cheapest]
+	for _, d := range tm.daemonPods {
+		tm.daemon.add(&d.req)
 	}
 	sortByPrice(t)
 	t.setAvail()
