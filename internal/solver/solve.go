@@ -737,6 +737,12 @@ func (s *state) binTemplate(g *group, p *pool) *binTemplate {
 	// Which DaemonSets run depends on the instance type the node launches as
 	// (a DaemonSet for amd64 only, say): each type is judged with its own.
 	candidates := s.daemonsFor(p, reqs)
+	typeDependent := false
+	for _, d := range candidates {
+		for _, r := range d.reqs {
+			typeDependent = typeDependent || len(r) > 0
+		}
+	}
 	t := &target{}
 	var sets [][]*daemon
 	for _, it := range p.types {
@@ -747,7 +753,10 @@ func (s *state) binTemplate(g *group, p *pool) *binTemplate {
 		if !found {
 			continue
 		}
-		ds := daemonsOn(candidates, reqs.Intersect(it.it.Requirements))
+		ds := candidates
+		if typeDependent {
+			ds = daemonsOn(candidates, reqs.Intersect(it.it.Requirements))
+		}
 		need := g.req
 		for _, d := range ds {
 			need.add(&d.req)
