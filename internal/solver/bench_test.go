@@ -36,29 +36,36 @@ func benchInput(pods int) *solver.Input {
 	}
 }
 
+// solveAndReport times b.N solves of in, checks the last plan with the
+// independent checker and reports what a user cares about.
+func solveAndReport(b *testing.B, in *solver.Input) *solver.Plan {
+	b.Logf("seed %d", benchSeed)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var plan *solver.Plan
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if plan, err = solver.Solve(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	checkPlan(b, in, plan)
+	b.ReportMetric(float64(len(in.Pods)*b.N)/elapsed.Seconds(), "pods/s")
+	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/solve")
+	b.ReportMetric(float64(len(plan.NewClaims)), "nodes")
+	b.ReportMetric(plan.Cost(), "$/h")
+	b.ReportMetric(float64(len(plan.Unschedulable)), "unschedulable")
+	return plan
+}
+
 // BenchmarkSolveDiverse is Karpenter core's scheduling benchmark workload, so
 // the two can be compared: pods/s, nodes and $/h of the plan.
 func BenchmarkSolveDiverse(b *testing.B) {
 	for _, n := range []int{1000, 5000, 20000, 100000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			in := benchInput(n)
-			b.Logf("seed %d", benchSeed)
-			b.ReportAllocs()
-			b.ResetTimer()
-			var plan *solver.Plan
-			start := time.Now()
-			for i := 0; i < b.N; i++ {
-				var err error
-				if plan, err = solver.Solve(in); err != nil {
-					b.Fatal(err)
-				}
-			}
-			elapsed := time.Since(start)
-			checkPlan(b, in, plan)
-			b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "pods/s")
-			b.ReportMetric(float64(len(plan.NewClaims)), "nodes")
-			b.ReportMetric(plan.Cost(), "$/h")
-			b.ReportMetric(float64(len(plan.Unschedulable)), "unschedulable")
+			solveAndReport(b, benchInput(n))
 		})
 	}
 }
@@ -75,29 +82,12 @@ func BenchmarkSolveLargeCluster(b *testing.B) {
 	for _, n := range workload.LargeCluster(5000, 20000, types[15], benchSeed) {
 		in.Nodes = append(in.Nodes, solver.Node{Name: n.Name, NodePool: "default", Labels: n.Labels, Allocatable: n.Type.Allocatable(), Pods: n.Pods})
 	}
-	b.Logf("seed %d", benchSeed)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var plan *solver.Plan
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		var err error
-		if plan, err = solver.Solve(in); err != nil {
-			b.Fatal(err)
-		}
-	}
-	elapsed := time.Since(start)
-	checkPlan(b, in, plan)
+	plan := solveAndReport(b, in)
 	onExisting := 0
 	for _, pl := range plan.Placements {
 		if pl.NewClaim < 0 {
 			onExisting++
 		}
 	}
-	b.ReportMetric(float64(len(in.Pods)*b.N)/elapsed.Seconds(), "pods/s")
-	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/solve")
 	b.ReportMetric(float64(onExisting), "on-existing")
-	b.ReportMetric(float64(len(plan.NewClaims)), "nodes")
-	b.ReportMetric(plan.Cost(), "$/h")
-	b.ReportMetric(float64(len(plan.Unschedulable)), "unschedulable")
 }
