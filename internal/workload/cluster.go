@@ -17,9 +17,8 @@ type ExistingNode struct {
 }
 
 // LargeCluster is nodes of the given instance type spread over the zones,
-// holding bound pods of the diverse mix dealt round-robin (so a node holds at
-// most one pod of the anti-affinity class when pods ≤ 2 × nodes... and never
-// two of the same pod).
+// holding bound pods of the diverse mix dealt round-robin, so that with at
+// most as many anti-affinity pods as nodes no node holds two of them.
 func LargeCluster(nodes, boundPods int, it *instancetype.InstanceType, seed int64) []ExistingNode {
 	out := make([]ExistingNode, nodes)
 	for i := range out {
