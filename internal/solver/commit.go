@@ -3,6 +3,7 @@ package solver
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/scheduling"
 )
 
@@ -73,7 +74,7 @@ func (s *state) commitBin(g *group, t *target, ch *choice) {
 		if !subsumes(t.reqs, g.reqs) {
 			t.reqs = t.reqs.Intersect(g.reqs)
 			narrowed, zoneOnly = true, false
-			if g.reqs.Has(corev1.LabelTopologyZone) || g.reqs.Has(instancetypeCapacityType) {
+			if g.reqs.Has(corev1.LabelTopologyZone) || g.reqs.Has(instancetype.CapacityTypeLabel) {
 				t.offersNarrowed = true
 			}
 		}
@@ -157,8 +158,6 @@ func (s *state) filterTypesToZone(t *target, zone string) {
 	sortByPrice(t)
 	t.setAvail()
 }
-
-const instancetypeCapacityType = "karpenter.sh/capacity-type"
 
 // subsumes reports whether every requirement of b is already implied by a,
 // so intersecting would change nothing (the common case for pods whose

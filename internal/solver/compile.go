@@ -3,11 +3,11 @@ package solver
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/scheduling"
 )
 
@@ -310,8 +310,12 @@ func (s *state) countExisting() {
 		s.addDomains(tg)
 	}
 	for _, t := range s.nodes {
-		for _, p := range s.podsOf(t) {
+		for _, p := range t.pods {
 			set := labels.Set(p.Labels)
+			owns := map[string]bool{}
+			for _, a := range s.requiredAntiTerms(p) {
+				owns[a.identity] = true
+			}
 			for _, tg := range s.topo.groups {
 				v, ok := t.labels[tg.key]
 				if !ok || !s.countsOn(tg, t) {
@@ -320,7 +324,7 @@ func (s *state) countExisting() {
 				if tg.matchesPod(p.Namespace, set, s.topo.nsLabels) {
 					tg.record(v)
 				}
-				if tg.kind == antiAffinity && ownsTerm(p, tg) {
+				if tg.kind == antiAffinity && owns[tg.identity] {
 					tg.owners[v]++
 				}
 			}
@@ -328,27 +332,42 @@ func (s *state) countExisting() {
 	}
 }
 
-func (s *state) podsOf(t *target) []*corev1.Pod { return t.pods }
-
 // internExistingAntiAffinity adds the required anti-affinity terms of pods
 // already on nodes, so that pending pods they select keep away from them.
 func (s *state) internExistingAntiAffinity() {
 	for _, t := range s.nodes {
 		for _, p := range t.pods {
-			if p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil {
-				continue
-			}
-			for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-				g, id, err := affinityGroup(antiAffinity, term, p)
-				if err != nil {
-					continue
-				}
-				g.selfMatch = g.matchesPod(p.Namespace, labels.Set(p.Labels), s.topo.nsLabels)
-				g.required = true
-				s.topo.intern(g, fmt.Sprintf("%s|%v|%v", id, g.selfMatch, true))
+			for _, a := range s.requiredAntiTerms(p) {
+				s.topo.intern(a.group, a.identity)
 			}
 		}
 	}
+}
+
+// antiTerm is a compiled required anti-affinity term with its group identity.
+type antiTerm struct {
+	group    *topoGroup
+	identity string
+}
+
+// requiredAntiTerms compiles a pod's required anti-affinity terms, named as
+// ownedGroups names them, so that a running pod and a pending one with the
+// same term share a group.
+func (s *state) requiredAntiTerms(p *corev1.Pod) []antiTerm {
+	if p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil {
+		return nil
+	}
+	var out []antiTerm
+	for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+		g, id, err := affinityGroup(antiAffinity, term, p)
+		if err != nil {
+			continue
+		}
+		g.selfMatch = g.matchesPod(p.Namespace, labels.Set(p.Labels), s.topo.nsLabels)
+		g.required = true
+		out = append(out, antiTerm{g, fmt.Sprintf("%s|%v|%v", id, g.selfMatch, true)})
+	}
+	return out
 }
 
 // countsOn reports whether a spread group counts pods on this target (its
@@ -444,7 +463,7 @@ func (s *state) poolValues(p *pool, reqs scheduling.Requirements, key string) []
 	}
 	seen := map[string]bool{}
 	for _, t := range p.types {
-		if key == corev1.LabelTopologyZone || key == "karpenter.sh/capacity-type" {
+		if key == corev1.LabelTopologyZone || key == instancetype.CapacityTypeLabel {
 			for _, o := range t.it.Offerings {
 				v := o.Zone
 				if key != corev1.LabelTopologyZone {
@@ -472,30 +491,4 @@ func (s *state) poolValues(p *pool, reqs scheduling.Requirements, key string) []
 	}
 	sort.Strings(out)
 	return out
-}
-
-// ownsTerm reports whether an existing pod has the anti-affinity term of tg.
-func ownsTerm(p *corev1.Pod, tg *topoGroup) bool {
-	if p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil {
-		return false
-	}
-	for _, term := range p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-		g, _, err := affinityGroup(antiAffinity, term, p)
-		if err == nil && g.key == tg.key && g.selector.String() == tg.selector.String() && sameNamespaces(g, tg) {
-			return true
-		}
-	}
-	return false
-}
-
-func sameNamespaces(a, b *topoGroup) bool {
-	if a.nsAll != b.nsAll || len(a.namespaces) != len(b.namespaces) {
-		return false
-	}
-	for n := range a.namespaces {
-		if !b.namespaces[n] {
-			return false
-		}
-	}
-	return strings.EqualFold(fmt.Sprint(a.nsSelector), fmt.Sprint(b.nsSelector))
 }

@@ -102,7 +102,7 @@ func effectivePod(p *corev1.Pod, n int, preferNoSchedule bool) *corev1.Pod {
 	return c
 }
 
-// hasPreferences reports whether relaxing could change anything.
+// canRelax reports whether one more relaxation step would change anything.
 func canRelax(p *corev1.Pod, n int, preferNoSchedule bool) bool {
 	_, done := relaxSteps(p, n+1, preferNoSchedule)
 	return done > n

@@ -29,6 +29,7 @@ func (k topoKind) String() string {
 // pods it counts (namespaces and selector), over which topology key, and the
 // count per domain (a value of the key: a zone, a hostname).
 type topoGroup struct {
+	identity   string // the key it is interned under
 	kind       topoKind
 	key        string
 	desc       string
@@ -208,6 +209,7 @@ func (t *topology) intern(g *topoGroup, identity string) *topoGroup {
 	if old, ok := t.byKey[identity]; ok {
 		return old
 	}
+	g.identity = identity
 	g.counts = map[string]int{}
 	g.owners = map[string]int{}
 	g.min = -1
