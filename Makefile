@@ -5,12 +5,13 @@ SHELL := /usr/bin/env bash
 GO ?= go
 TEST_TIMEOUT ?= 80m
 
-.PHONY: all build test verify generate binaries demo bench clean
+.PHONY: all build test verify generate binaries demo bench bench-scale soak clean
 
 all: build
 
 build:
 	$(GO) build ./...
+	$(GO) build -o bin/nodewright ./cmd/nodewright
 
 # The Kubernetes binaries (etcd, kube-apiserver, ...) that tests run, built once
 # from the Go module proxy and cached outside the work tree.
@@ -31,13 +32,25 @@ verify:
 generate:
 	$(GO) run ./hack/crdgen
 
+# A local cluster (kwok nodes, real control plane), the controller, a NodePool
+# and a Deployment that scales up then down; everything is removed at the end.
 demo:
-	@echo "make demo: the local cluster demo needs the controller and the kwok provider (issue 4), which are not built yet."
-	@echo "Today you can run the test suite with: make test"
-	@exit 1
+	@dir=$$(bash hack/kube-binaries.sh) && \
+	  $(GO) build -o bin/nodewright ./cmd/nodewright && \
+	  NODEWRIGHT_KUBE_BINARIES=$$dir ./bin/nodewright dev demo
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+# The 40,000-pending-pod run on a local cluster (issue 4's scale target).
+bench-scale:
+	@dir=$$(bash hack/kube-binaries.sh) && \
+	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -run '^$$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
+
+# The disruption soak test with 500 random events instead of the default run's 150.
+soak:
+	@dir=$$(bash hack/kube-binaries.sh) && \
+	  NODEWRIGHT_KUBE_BINARIES=$$dir NODEWRIGHT_SOAK_EVENTS=500 $(GO) test -count=1 -run 'TestSoakRandomEvents' -timeout 60m -v ./test/e2e/
 
 clean:
 	$(GO) clean -testcache

@@ -1,5 +1,16 @@
 // Package kwok is nodewright's cloud provider for clusters whose nodes kwok
 // simulates: it "launches" an instance by creating a Node object that kwok
-// animates. This file set holds its instance-type catalog: a built-in one of
+// animates, and injects the faults of real clouds and nodes (launch errors,
+// insufficient capacity, slow registration, NotReady flaps, agent taints) as
+// each KWOKNodeClass asks.
+//
+// The provider keeps no state that correctness depends on: an instance is its
+// Node, or, while its registration is delayed, its NodeClaim, and every timer
+// runs from timestamps stored on those objects. A controller killed at any
+// moment and restarted carries on where it stopped. Only the insufficient
+// capacity cache and the launch-error counter live in memory; losing them
+// merely repeats a fault.
+//
+// catalog.go and builtin.go hold the instance-type catalog: a built-in one of
 // familiar families and sizes, or one read from a JSON file.
 package kwok

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	uzap "go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/operator"
+)
+
+func controllerCommand() *cobra.Command {
+	o := operator.DefaultOptions()
+	var logFormat, logLevel string
+	var faults faultFlags
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the autoscaler against a cluster (in cluster, or with --kubeconfig)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLogger(logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			ctrl.SetLogger(logger)
+			f, err := faults.parse()
+			if err != nil {
+				return err
+			}
+			o.KWOK.Faults = f
+			return operator.Run(log.IntoContext(cmd.Context(), logger), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration or $KUBECONFIG")
+	fl.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace of the leader lease and the learned-capacity ConfigMap")
+	fl.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader so that only one replica acts")
+	fl.DurationVar(&o.LeaseDuration, "leader-lease-duration", o.LeaseDuration, "how long a leader lease lasts without renewal")
+	fl.DurationVar(&o.RenewDeadline, "leader-renew-deadline", o.RenewDeadline, "how long the leader tries to renew before giving up")
+	fl.DurationVar(&o.RetryPeriod, "leader-retry-period", o.RetryPeriod, "how often candidates try to take the lease")
+	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
+	fl.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the /healthz and /readyz probes; 0 disables them")
+	fl.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "steady requests per second to the API server")
+	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "request burst to the API server")
+	fl.DurationVar(&o.Provisioning.BatchIdle, "batch-idle-duration", o.Provisioning.BatchIdle, "close a batch of pending pods after this long without new ones")
+	fl.DurationVar(&o.Provisioning.BatchMax, "batch-max-duration", o.Provisioning.BatchMax, "close a batch of pending pods this long after it opened")
+	fl.DurationVar(&o.Provisioning.UntriedAfter, "provision-untried-pods-after", o.Provisioning.UntriedAfter, "also plan pending pods kube-scheduler has not tried this long after creation; 0 waits for its Unschedulable verdict, as Karpenter does")
+	fl.DurationVar(&o.Provisioning.NominationGrace, "nomination-grace", o.Provisioning.NominationGrace, "keep pods reserved on a new node this long after it initialized")
+	fl.DurationVar(&o.Lifecycle.LaunchTimeout, "launch-timeout", o.Lifecycle.LaunchTimeout, "delete a NodeClaim whose instance could not be launched for this long")
+	fl.DurationVar(&o.Lifecycle.RegistrationTimeout, "registration-timeout", o.Lifecycle.RegistrationTimeout, "delete a NodeClaim whose node did not register this long after launch")
+	fl.DurationVar(&o.Lifecycle.InitializationTimeout, "initialization-timeout", o.Lifecycle.InitializationTimeout, "delete a NodeClaim whose node did not initialize this long after registering; 0 waits for ever")
+	fl.DurationVar(&o.Termination.StuckAfter, "drain-stuck-pod-timeout", o.Termination.StuckAfter, "stop waiting for a terminating pod on a draining node this long past its deletion deadline")
+	fl.DurationVar(&o.Termination.EvictionRetryMax, "eviction-retry-max-delay", o.Termination.EvictionRetryMax, "longest wait between retries of an eviction that a PodDisruptionBudget refused")
+	fl.DurationVar(&o.GCInterval, "gc-interval", o.GCInterval, "how often leaked instances and orphaned NodeClaims are looked for")
+	fl.DurationVar(&o.Disruption.Interval, "disruption-interval", o.Disruption.Interval, "how often the disruption loop looks for nodes to expire, replace, delete or consolidate")
+	fl.BoolVar(&o.Disruption.SpotToSpot, "spot-to-spot-consolidation", o.Disruption.SpotToSpot, "let consolidation replace a spot node by a cheaper spot node (off: spot nodes are only deleted)")
+	fl.DurationVar(&o.Disruption.ReplacementTimeout, "replacement-timeout", o.Disruption.ReplacementTimeout, "give up a disruption whose replacement nodes have not initialized within this long, keeping the old nodes")
+	fl.StringVar(&o.KWOK.CatalogFile, "kwok-catalog", "", "JSON instance-type catalog for the kwok provider (docs/kwok.md); empty is the built-in one")
+	fl.Float64Var(&o.KWOK.ActualVMMemoryOverheadPercent, "kwok-actual-vm-memory-overhead", -1, "share of memory (0-1) simulated machines really lose to the hypervisor; negative means the model's 0.075")
+	faults.register(cmd)
+	fl.StringVar(&logFormat, "log-format", "json", "log format: json or console")
+	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info or error")
+	return cmd
+}
+
+func newLogger(format, level string) (logr.Logger, error) {
+	var lvl zapcore.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return logr.Logger{}, fmt.Errorf("--log-level %q: use debug, info or error", level)
+	}
+	opts := []zap.Opts{zap.Level(uzap.NewAtomicLevelAt(lvl))}
+	switch format {
+	case "json":
+		opts = append(opts, zap.UseDevMode(false), zap.JSONEncoder(func(c *zapcore.EncoderConfig) {
+			c.TimeKey = "time"
+			c.EncodeTime = zapcore.RFC3339NanoTimeEncoder
+		}))
+	case "console":
+		opts = append(opts, zap.UseDevMode(true), zap.ConsoleEncoder())
+	default:
+		return logr.Logger{}, fmt.Errorf("--log-format %q: use json or console", format)
+	}
+	return zap.New(opts...), nil
+}
+
+// faultFlags set the kwok provider's default faults.
+type faultFlags struct {
+	launchErrors      int32
+	registrationDelay time.Duration
+	notReadyAfter     time.Duration
+	notReadyFor       time.Duration
+	agentTaints       []string
+	ice               []string
+}
+
+func (f *faultFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.Int32Var(&f.launchErrors, "kwok-launch-errors", 0, "fail this many launches of each NodeClaim before succeeding")
+	fl.DurationVar(&f.registrationDelay, "kwok-registration-delay", 0, "time from launch until a simulated node registers")
+	fl.DurationVar(&f.notReadyAfter, "kwok-not-ready-after", 0, "with --kwok-not-ready-for: simulate a kubelet restart this long after registration")
+	fl.DurationVar(&f.notReadyFor, "kwok-not-ready-for", 0, "how long a simulated kubelet restart keeps the node NotReady")
+	fl.StringArrayVar(&f.agentTaints, "kwok-agent-taint", nil, "key=value:Effect@delay: a taint simulated nodes register with and an agent removes after delay (repeatable)")
+	fl.StringArrayVar(&f.ice, "kwok-insufficient-capacity", nil, "instanceType/zone/capacityType that reports insufficient capacity; empty parts match anything (repeatable)")
+}
+
+func (f *faultFlags) parse() (kwokv1alpha1.KWOKFaults, error) {
+	var out kwokv1alpha1.KWOKFaults
+	if f.launchErrors > 0 {
+		out.LaunchErrors = &f.launchErrors
+	}
+	if f.registrationDelay > 0 {
+		out.RegistrationDelay = &metav1.Duration{Duration: f.registrationDelay}
+	}
+	if f.notReadyFor > 0 {
+		out.NotReady = &kwokv1alpha1.KWOKNotReadyFault{After: metav1.Duration{Duration: f.notReadyAfter}, For: metav1.Duration{Duration: f.notReadyFor}}
+	}
+	for _, s := range f.agentTaints {
+		spec, delay, ok := strings.Cut(s, "@")
+		kv, effect, ok2 := strings.Cut(spec, ":")
+		d, err := time.ParseDuration(delay)
+		if !ok || !ok2 || err != nil {
+			return out, fmt.Errorf("--kwok-agent-taint %q: write key=value:Effect@delay, e.g. node.cilium.io/agent-not-ready=true:NoSchedule@20s", s)
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		out.AgentTaints = append(out.AgentTaints, kwokv1alpha1.KWOKAgentTaint{
+			Key: k, Value: v, Effect: corev1.TaintEffect(effect), RemoveAfter: &metav1.Duration{Duration: d},
+		})
+	}
+	for _, s := range f.ice {
+		parts := strings.Split(s, "/")
+		if len(parts) != 3 {
+			return out, fmt.Errorf("--kwok-insufficient-capacity %q: write instanceType/zone/capacityType, e.g. m5.large/zone-a/spot or m5.large//", s)
+		}
+		out.InsufficientCapacity = append(out.InsufficientCapacity, kwokv1alpha1.KWOKOfferingSelector{InstanceType: parts[0], Zone: parts[1], CapacityType: parts[2]})
+	}
+	return out, nil
+}

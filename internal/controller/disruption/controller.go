@@ -1,0 +1,213 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/controller/provisioning"
+	"github.com/nodewright/nodewright/internal/disruption/drift"
+	"github.com/nodewright/nodewright/internal/disruption/planner"
+	"github.com/nodewright/nodewright/internal/learned"
+	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/snapshot"
+)
+
+// Options tune disruption.
+type Options struct {
+	// Interval between disruption loops.
+	Interval time.Duration
+	// SpotToSpot lets consolidation replace spot nodes by cheaper spot nodes.
+	SpotToSpot bool
+	// ReplacementTimeout gives up a replacement that has not initialized by
+	// then; the nodes it was for are kept.
+	ReplacementTimeout time.Duration
+	// NominationGrace is the provisioner's.
+	NominationGrace time.Duration
+}
+
+// DefaultOptions loop every 10 seconds.
+func DefaultOptions() Options {
+	return Options{Interval: 10 * time.Second, ReplacementTimeout: 10 * time.Minute, NominationGrace: time.Minute}
+}
+
+// Controller is the disruption loop. It runs on the leader only.
+type Controller struct {
+	Client   client.Client
+	Cloud    cloudprovider.CloudProvider
+	Learned  *learned.Store
+	Recorder record.EventRecorder
+	Opts     Options
+
+	mu sync.Mutex
+	// podSets remembers each node's pods as last seen, to tell when a pod
+	// came or went (status.lastPodEventTime).
+	podSets map[string]string
+	// started remembers recent disruption starts per NodePool, for rate
+	// budgets (claims that are gone no longer tell).
+	started map[string][]time.Time
+	// cursor is where single-node consolidation goes on next loop.
+	cursor int
+}
+
+// Start loops until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("disruption")
+	ctx = log.IntoContext(ctx, logger)
+	t := time.NewTicker(c.Opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if _, err := c.Reconcile(ctx, time.Now()); err != nil {
+				logger.Error(err, "disruption loop failed")
+			}
+		}
+	}
+}
+
+// Reconcile runs one loop: observe, decide, act. It returns the plan it
+// acted on.
+func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Plan, error) {
+	cluster, pdbs, overlays, err := c.observe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	idx := indexOf(cluster)
+	c.trackPodEvents(ctx, cluster, now)
+	if err := c.restamp(ctx, cluster, idx); err != nil {
+		return nil, err
+	}
+	if err := c.progress(ctx, cluster, idx, now); err != nil {
+		return nil, err
+	}
+	poolTypes, _, _ := provisioning.ResolveTypes(ctx, c.Cloud, c.Learned, cluster.NodePools, overlays)
+	cloudDrift := c.cloudDrift(ctx, cluster)
+	start := time.Now()
+	plan := planner.Decide(planner.Input{Cluster: cluster, PDBs: pdbs, PoolTypes: poolTypes, CloudDrift: cloudDrift,
+		Started: c.recentStarts(cluster, now), Now: now, SingleNodeCursor: c.cursor,
+		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
+			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
+	c.cursor = plan.NextSingleNodeCursor
+	metrics.DisruptionDecisionDuration.Observe(time.Since(start).Seconds())
+	for _, cmd := range plan.Commands {
+		if err := c.execute(ctx, cmd, idx, now); err != nil {
+			log.FromContext(ctx).Error(err, "disruption command failed", "reason", cmd.Reason, "nodeclaims", cmd.Claims)
+		}
+	}
+	if err := c.attrition(ctx, plan, cluster, now); err != nil {
+		return plan, err
+	}
+	c.publish(ctx, plan, cluster, idx, now)
+	return plan, nil
+}
+
+// observe lists what the planner looks at from the cache. The objects are
+// the cache's own and must not be changed.
+func (c *Controller) observe(ctx context.Context) (*snapshot.Cluster, []*policyv1.PodDisruptionBudget, []*karpv1alpha1.NodeOverlay, error) {
+	var (
+		pools    karpv1.NodePoolList
+		claims   karpv1.NodeClaimList
+		nodes    corev1.NodeList
+		pods     corev1.PodList
+		pdbs     policyv1.PodDisruptionBudgetList
+		overlays karpv1alpha1.NodeOverlayList
+		nss      corev1.NamespaceList
+	)
+	for _, l := range []client.ObjectList{&pools, &claims, &nodes, &pods, &pdbs, &overlays, &nss} {
+		if err := c.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, nil, nil, fmt.Errorf("listing %T: %w", l, err)
+		}
+	}
+	cl := &snapshot.Cluster{}
+	for i := range pools.Items {
+		cl.NodePools = append(cl.NodePools, &pools.Items[i])
+	}
+	for i := range claims.Items {
+		cl.NodeClaims = append(cl.NodeClaims, &claims.Items[i])
+	}
+	for i := range nodes.Items {
+		cl.Nodes = append(cl.Nodes, &nodes.Items[i])
+	}
+	for i := range pods.Items {
+		cl.Pods = append(cl.Pods, &pods.Items[i])
+	}
+	for i := range nss.Items {
+		cl.Namespaces = append(cl.Namespaces, &nss.Items[i])
+	}
+	var out []*policyv1.PodDisruptionBudget
+	for i := range pdbs.Items {
+		out = append(out, &pdbs.Items[i])
+	}
+	var ovs []*karpv1alpha1.NodeOverlay
+	for i := range overlays.Items {
+		ovs = append(ovs, &overlays.Items[i])
+	}
+	return cl, out, ovs, nil
+}
+
+// cloudDrift asks the provider, for each initialized claim, whether its
+// instance drifted from its NodeClass.
+func (c *Controller) cloudDrift(ctx context.Context, cluster *snapshot.Cluster) map[string]string {
+	out := map[string]string{}
+	for _, nc := range cluster.NodeClaims {
+		if nc.DeletionTimestamp != nil || !drift.Eligible(nc) {
+			continue
+		}
+		reason, err := c.Cloud.IsDrifted(ctx, nc)
+		if err != nil {
+			log.FromContext(ctx).V(1).Info("cannot tell whether the instance drifted", "nodeclaim", nc.Name, "error", err.Error())
+			continue
+		}
+		if reason != "" {
+			out[nc.Name] = reason
+		}
+	}
+	return out
+}
+
+// recentStarts are the disruption starts per NodePool this process saw,
+// and those the claims still show, for rate budgets.
+func (c *Controller) recentStarts(cluster *snapshot.Cluster, now time.Time) map[string][]time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started == nil {
+		c.started = map[string][]time.Time{}
+	}
+	out := map[string][]time.Time{}
+	for pool, ts := range c.started {
+		var keep []time.Time
+		for _, t := range ts {
+			if now.Sub(t) < 24*time.Hour {
+				keep = append(keep, t)
+			}
+		}
+		c.started[pool] = keep
+		out[pool] = append(out[pool], keep...)
+	}
+	return out
+}
+
+func (c *Controller) noteStart(pool string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started == nil {
+		c.started = map[string][]time.Time{}
+	}
+	c.started[pool] = append(c.started[pool], now)
+}
+
+func key(name string) types.NamespacedName { return types.NamespacedName{Name: name} }

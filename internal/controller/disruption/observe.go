@@ -1,0 +1,92 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/disruption/drift"
+	"github.com/nodewright/nodewright/internal/disruption/protect"
+	"github.com/nodewright/nodewright/internal/snapshot"
+)
+
+// trackPodEvents sets status.lastPodEventTime on a claim when the set of
+// pods on its node changed since the last loop; consolidateAfter counts
+// from it. A restarted controller starts from what it sees, keeping the
+// recorded time.
+func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Cluster, now time.Time) {
+	onNode := map[string][]string{}
+	for _, p := range cluster.Pods {
+		if snapshot.Bound(p) && !snapshot.IsDaemonSetPod(p) && !protect.Mirror(p) {
+			onNode[p.Spec.NodeName] = append(onNode[p.Spec.NodeName], string(p.UID))
+		}
+	}
+	c.mu.Lock()
+	if c.podSets == nil {
+		c.podSets = map[string]string{}
+	}
+	var changed []*karpv1.NodeClaim
+	seen := map[string]bool{}
+	for _, nc := range cluster.NodeClaims {
+		if nc.Status.NodeName == "" || nc.DeletionTimestamp != nil {
+			continue
+		}
+		uids := onNode[nc.Status.NodeName]
+		sort.Strings(uids)
+		sig := strings.Join(uids, ",")
+		seen[nc.Name] = true
+		prev, known := c.podSets[nc.Name]
+		c.podSets[nc.Name] = sig
+		if known && prev != sig {
+			changed = append(changed, nc)
+		}
+	}
+	for name := range c.podSets {
+		if !seen[name] {
+			delete(c.podSets, name)
+		}
+	}
+	c.mu.Unlock()
+	for _, nc := range changed {
+		before := nc.DeepCopy()
+		after := nc.DeepCopy()
+		after.Status.LastPodEventTime = metav1.NewTime(now)
+		if err := c.Client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+			// The next change tries again; consolidation only waits longer.
+			continue
+		}
+	}
+}
+
+// restamp gives claims made by another hash version (or none) the current
+// NodePool hash, so that a new algorithm does not mark them all drifted.
+func (c *Controller) restamp(ctx context.Context, cluster *snapshot.Cluster, idx index) error {
+	for _, nc := range cluster.NodeClaims {
+		np := idx.pools[nc.Labels[karpv1.NodePoolLabelKey]]
+		if np == nil || nc.DeletionTimestamp != nil || !drift.NeedsRestamp(nc) {
+			continue
+		}
+		before := nc.DeepCopy()
+		after := nc.DeepCopy()
+		drift.Stamp(after, np)
+		if err := c.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil &&
+			!apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("stamping NodeClaim %s with its NodePool's hash: %w", nc.Name, err)
+		}
+	}
+	return nil
+}
+
+// conditionChanged reports whether setting cond would change conds.
+func conditionChanged(conds []metav1.Condition, cond metav1.Condition) bool {
+	cur := meta.FindStatusCondition(conds, cond.Type)
+	return cur == nil || cur.Status != cond.Status || cur.Reason != cond.Reason || cur.Message != cond.Message
+}

@@ -1,0 +1,169 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/disruption/budget"
+	"github.com/nodewright/nodewright/internal/disruption/planner"
+	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/snapshot"
+)
+
+const (
+	// PreviewCondition on a NodeClaim says what the last disruption loop
+	// decided for it and, when it keeps it, what holds it.
+	PreviewCondition = "nodewright.dev/DisruptionPreview"
+	// BudgetsCondition on a NodePool says how many nodes each disruption
+	// reason may take now, and which budget binds.
+	BudgetsCondition = "nodewright.dev/DisruptionBudgets"
+)
+
+// attrition puts the attrition taint on the plan's nodes and takes it off
+// every other node.
+func (c *Controller) attrition(ctx context.Context, plan *planner.Plan, cluster *snapshot.Cluster, now time.Time) error {
+	want := map[string]planner.Attrition{}
+	for _, a := range plan.Attrition {
+		want[a.Node] = a
+	}
+	for _, n := range cluster.Nodes {
+		a, on := want[n.Name]
+		had := false
+		for _, t := range n.Spec.Taints {
+			had = had || t.Key == planner.AttritionTaintKey
+		}
+		if on == had {
+			continue
+		}
+		if err := setTaint(ctx, c.Client, n, planner.AttritionTaint, on, now); err != nil {
+			return err
+		}
+		if on {
+			log.FromContext(ctx).Info("draining by attrition", "node", n.Name, "protectedPods", a.Protected)
+			c.Recorder.Eventf(n, corev1.EventTypeNormal, "DrainingByAttrition",
+				"No new pods: the node goes when its do-not-disrupt pods end (%s)", strings.Join(a.Protected, ", "))
+		} else {
+			c.Recorder.Eventf(n, corev1.EventTypeNormal, "AttritionStopped", "The node takes pods again")
+		}
+	}
+	return nil
+}
+
+// publish writes the preview condition on every candidate claim whose
+// verdict changed, the Drifted condition, and each NodePool's budgets.
+func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *snapshot.Cluster, idx index, now time.Time) {
+	claims := idx.claims
+	eligible := map[string]int{}
+	for _, cand := range plan.Candidates {
+		nc := claims[cand.Claim]
+		if nc == nil {
+			continue
+		}
+		eligible[cand.NodePool]++
+		preview := previewCondition(cand, now)
+		driftCond := driftCondition(cand, now)
+		if !conditionChanged(nc.Status.Conditions, preview) && !driftChanged(nc, driftCond) {
+			continue
+		}
+		before := nc.DeepCopy()
+		after := nc.DeepCopy()
+		meta.SetStatusCondition(&after.Status.Conditions, preview)
+		if driftCond != nil {
+			meta.SetStatusCondition(&after.Status.Conditions, *driftCond)
+		} else {
+			meta.RemoveStatusCondition(&after.Status.Conditions, karpv1.ConditionTypeDrifted)
+		}
+		if err := c.Client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+			log.FromContext(ctx).V(1).Info("cannot write the disruption preview", "nodeclaim", nc.Name, "error", err.Error())
+			continue
+		}
+		if preview.Status == metav1.ConditionFalse && len(cand.Blockers) > 0 {
+			c.Recorder.Eventf(nc, corev1.EventTypeNormal, "DisruptionBlocked", "%s", preview.Message)
+		}
+	}
+	for _, np := range cluster.NodePools {
+		res, ok := plan.Budgets[np.Name]
+		if !ok {
+			continue
+		}
+		for _, r := range budget.Reasons() {
+			metrics.AllowedDisruptions.WithLabelValues(np.Name, string(r)).Set(float64(res.Allowed(r)))
+		}
+		metrics.EligibleNodes.WithLabelValues(np.Name).Set(float64(eligible[np.Name]))
+		cond := budgetsCondition(res, plan.BudgetErrors[np.Name], now)
+		if !conditionChanged(np.Status.Conditions, cond) {
+			continue
+		}
+		before := np.DeepCopy()
+		after := np.DeepCopy()
+		meta.SetStatusCondition(&after.Status.Conditions, cond)
+		if err := c.Client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+			log.FromContext(ctx).V(1).Info("cannot write the budgets condition", "nodepool", np.Name, "error", err.Error())
+		}
+		if err := plan.BudgetErrors[np.Name]; err != nil {
+			c.Recorder.Eventf(np, corev1.EventTypeWarning, "InvalidDisruptionBudget", "%v", err)
+		}
+	}
+}
+
+func previewCondition(c planner.Candidate, now time.Time) metav1.Condition {
+	cond := metav1.Condition{Type: PreviewCondition, LastTransitionTime: metav1.NewTime(now)}
+	switch {
+	case c.State == "Disrupting":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, "Disrupting", "chosen by the last disruption loop"
+	case c.State == "Attrition":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, "DrainingByAttrition", strings.Join(c.Blockers, "; ")
+	case len(c.Blockers) > 0:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Blocked", strings.Join(c.Blockers, "; ")
+	default:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "NotNeeded", "nothing calls for disrupting it"
+	}
+	return cond
+}
+
+func driftCondition(c planner.Candidate, now time.Time) *metav1.Condition {
+	if c.Drift == "" {
+		return nil
+	}
+	reason, msg, _ := strings.Cut(c.Drift, ": ")
+	return &metav1.Condition{Type: karpv1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: reason, Message: msg,
+		LastTransitionTime: metav1.NewTime(now)}
+}
+
+func driftChanged(nc *karpv1.NodeClaim, want *metav1.Condition) bool {
+	if want == nil {
+		return meta.FindStatusCondition(nc.Status.Conditions, karpv1.ConditionTypeDrifted) != nil
+	}
+	return conditionChanged(nc.Status.Conditions, *want)
+}
+
+// budgetsCondition reads "Empty: 1, Underutilized: 1, Drifted: 0 allowed",
+// then what binds each reason.
+func budgetsCondition(res budget.Result, err error, now time.Time) metav1.Condition {
+	var counts, why []string
+	for _, r := range budget.Reasons() {
+		a := res.Allowances[r]
+		counts = append(counts, fmt.Sprintf("%s: %d", r, a.Allowed))
+		if a.Message != "" {
+			why = append(why, fmt.Sprintf("%s: %s", r, a.Message))
+		}
+	}
+	sort.Strings(why)
+	cond := metav1.Condition{Type: BudgetsCondition, Status: metav1.ConditionTrue, Reason: "Evaluated",
+		Message: "allowed disruptions: " + strings.Join(counts, ", ") + ". " + strings.Join(why, "; "), LastTransitionTime: metav1.NewTime(now)}
+	if err != nil {
+		cond.Status, cond.Reason = metav1.ConditionFalse, "InvalidBudget"
+		cond.Message = err.Error() + ". " + cond.Message
+	}
+	return cond
+}

@@ -1,0 +1,175 @@
+package nodeclaim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/learned"
+	"github.com/nodewright/nodewright/internal/metrics"
+)
+
+// Options are the lifecycle's timeouts.
+type Options struct {
+	// LaunchTimeout ends a NodeClaim whose instance could not be created for
+	// this long after the claim was made.
+	LaunchTimeout time.Duration
+	// RegistrationTimeout ends a NodeClaim whose node did not appear this long
+	// after launch (Karpenter's registration TTL).
+	RegistrationTimeout time.Duration
+	// InitializationTimeout ends a NodeClaim whose node registered but did not
+	// initialize for this long; 0 waits for ever. A node that is NotReady for
+	// a while is waited for, not replaced, until then.
+	InitializationTimeout time.Duration
+	// MaxConcurrentReconciles bounds parallel reconciles.
+	MaxConcurrentReconciles int
+}
+
+// DefaultOptions follow Karpenter: 5 minutes to launch, 15 to register; and
+// 15 to initialize.
+func DefaultOptions() Options {
+	return Options{LaunchTimeout: 5 * time.Minute, RegistrationTimeout: 15 * time.Minute,
+		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 16}
+}
+
+// ProviderIDField indexes Nodes by spec.providerID and NodeClaims by
+// status.providerID in the cache.
+const ProviderIDField = "providerID"
+
+// Controller reconciles NodeClaims.
+type Controller struct {
+	Client   client.Client
+	Cloud    cloudprovider.CloudProvider
+	Learned  *learned.Store
+	Recorder record.EventRecorder
+	Opts     Options
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// SetupIndexes registers the providerID indexes the controller looks up by.
+func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Node{}, ProviderIDField, func(o client.Object) []string {
+		if id := o.(*corev1.Node).Spec.ProviderID; id != "" {
+			return []string{id}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing nodes by providerID: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &karpv1.NodeClaim{}, ProviderIDField, func(o client.Object) []string {
+		if id := o.(*karpv1.NodeClaim).Status.ProviderID; id != "" {
+			return []string{id}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing NodeClaims by providerID: %w", err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller; SetupIndexes must run first.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("nodeclaim.lifecycle").
+		For(&karpv1.NodeClaim{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfNode)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(c.Opts.MaxConcurrentReconciles, 1)}).
+		Complete(c)
+}
+
+func (c *Controller) claimsOfNode(ctx context.Context, o client.Object) []reconcile.Request {
+	n := o.(*corev1.Node)
+	if n.Spec.ProviderID == "" {
+		return nil
+	}
+	var claims karpv1.NodeClaimList
+	if err := c.Client.List(ctx, &claims, client.MatchingFields{ProviderIDField: n.Spec.ProviderID}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, len(claims.Items))
+	for i := range claims.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: claims.Items[i].Name}}
+	}
+	return out
+}
+
+// Reconcile moves one NodeClaim along its lifecycle.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	nc := &karpv1.NodeClaim{}
+	if err := c.Client.Get(ctx, req.NamespacedName, nc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", nc.Name))
+	if nc.DeletionTimestamp != nil {
+		return c.terminate(ctx, nc)
+	}
+	if !controllerutil.ContainsFinalizer(nc, karpv1.TerminationFinalizer) {
+		patched := nc.DeepCopy()
+		controllerutil.AddFinalizer(patched, karpv1.TerminationFinalizer)
+		if err := c.Client.Patch(ctx, patched, client.MergeFromWithOptions(nc, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+		nc = patched
+	}
+	if !isTrue(nc, karpv1.ConditionTypeLaunched) {
+		return c.launch(ctx, nc)
+	}
+	var node *corev1.Node
+	var nodes corev1.NodeList
+	if err := c.Client.List(ctx, &nodes, client.MatchingFields{ProviderIDField: nc.Status.ProviderID}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("finding node of %s: %w", nc.Status.ProviderID, err)
+	}
+	if len(nodes.Items) > 0 {
+		node = &nodes.Items[0]
+	}
+	if !isTrue(nc, karpv1.ConditionTypeRegistered) {
+		return c.register(ctx, nc, node)
+	}
+	if node == nil {
+		// The node went away after registering; garbage collection decides
+		// whether the instance is gone too.
+		return reconcile.Result{}, nil
+	}
+	if !isTrue(nc, karpv1.ConditionTypeInitialized) {
+		return c.initialize(ctx, nc, node)
+	}
+	return reconcile.Result{}, nil
+}
+
+// fail deletes a NodeClaim that cannot succeed, saying why.
+func (c *Controller) fail(ctx context.Context, nc *karpv1.NodeClaim, reason, format string, args ...any) (reconcile.Result, error) {
+	msg := fmt.Sprintf(format, args...)
+	log.FromContext(ctx).Info("deleting NodeClaim", "reason", reason, "message", msg)
+	c.Recorder.Event(nc, corev1.EventTypeWarning, reason, msg)
+	if err := c.Client.Delete(ctx, nc); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("deleting NodeClaim after %s: %w", reason, err)
+	}
+	metrics.NodeClaimsTerminated.WithLabelValues(reason, nc.Labels[karpv1.NodePoolLabelKey]).Inc()
+	return reconcile.Result{}, nil
+}
+
+func (c *Controller) patchStatus(ctx context.Context, before, after *karpv1.NodeClaim) error {
+	setReady(after)
+	if err := c.Client.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("updating NodeClaim status: %w", err)
+	}
+	return nil
+}

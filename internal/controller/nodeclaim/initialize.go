@@ -1,0 +1,91 @@
+package nodeclaim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/snapshot"
+)
+
+// initialize marks the claim Initialized once its node is usable. Until then
+// the claim is in flight, however long the node stays NotReady, up to
+// InitializationTimeout.
+func (c *Controller) initialize(ctx context.Context, nc *karpv1.NodeClaim, node *corev1.Node) (reconcile.Result, error) {
+	waiting := notInitialized(nc, node)
+	if len(waiting) > 0 {
+		msg := strings.Join(waiting, "; ")
+		registered := since(nc, karpv1.ConditionTypeRegistered)
+		if c.Opts.InitializationTimeout > 0 && !registered.IsZero() && c.Now().Sub(registered) > c.Opts.InitializationTimeout {
+			return c.fail(ctx, nc, "InitializationTimeout", "node %s did not initialize within %s: %s", node.Name, c.Opts.InitializationTimeout, msg)
+		}
+		before := nc.DeepCopy()
+		if setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionUnknown, "Initializing", msg) {
+			if err := c.patchStatus(ctx, before, nc); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+		// Node events wake us; the requeue only bounds the timeout check.
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+	}
+	if node.Labels[karpv1.NodeInitializedLabelKey] != "true" {
+		before := node.DeepCopy()
+		n := node.DeepCopy()
+		n.Labels[karpv1.NodeInitializedLabelKey] = "true"
+		if err := c.Client.Patch(ctx, n, client.MergeFrom(before)); err != nil {
+			return reconcile.Result{}, fmt.Errorf("labelling node %s initialized: %w", node.Name, err)
+		}
+	}
+	before := nc.DeepCopy()
+	setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "")
+	if err := c.patchStatus(ctx, before, nc); err != nil {
+		return reconcile.Result{}, err
+	}
+	metrics.NodeClaimsInitialized.WithLabelValues(nc.Labels[karpv1.NodePoolLabelKey]).Inc()
+	c.Recorder.Eventf(nc, corev1.EventTypeNormal, "Initialized", "Node %s initialized", node.Name)
+	return reconcile.Result{}, nil
+}
+
+// notInitialized lists what keeps a node from counting as initialized.
+func notInitialized(nc *karpv1.NodeClaim, node *corev1.Node) []string {
+	var out []string
+	if ok, why := nodeReady(node); !ok {
+		out = append(out, why)
+	}
+	startup := append(append([]corev1.Taint(nil), nc.Spec.StartupTaints...), snapshot.DecodeTaints(nc.Annotations[snapshot.RegistrationTaintsAnnotation])...)
+	for _, t := range node.Spec.Taints {
+		switch {
+		case t.Key == karpv1.UnregisteredTaintKey:
+			out = append(out, "unregistered taint still present")
+		case hasTaint(startup, t):
+			out = append(out, "startup taint "+t.Key+":"+string(t.Effect)+" still present")
+		case hasTaint(ephemeralTaints, t):
+			out = append(out, "taint "+t.Key+":"+string(t.Effect)+" still present")
+		}
+	}
+	for name, q := range nc.Spec.Resources.Requests {
+		if isWellKnown(name) || q.IsZero() {
+			continue
+		}
+		if have, ok := node.Status.Allocatable[name]; !ok || have.IsZero() {
+			out = append(out, "extended resource "+string(name)+" not yet registered")
+		}
+	}
+	return out
+}
+
+func isWellKnown(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage:
+		return true
+	}
+	return false
+}

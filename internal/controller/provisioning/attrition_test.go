@@ -1,0 +1,56 @@
+package provisioning
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/disruption/planner"
+	"github.com/nodewright/nodewright/internal/instancetype"
+	"github.com/nodewright/nodewright/internal/scheduling"
+	"github.com/nodewright/nodewright/internal/solver"
+)
+
+// TestReclaimAttritionUsesDrainingRoomBeforeLaunching: a pending pod that
+// fits only on a node draining by attrition is planned there, the node is
+// named for its taint to come off, and nothing is launched; without such a
+// node the plan is left alone.
+func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
+	types := kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
+	node := func(taints ...corev1.Taint) solver.Node {
+		return solver.Node{Name: "draining", NodePool: "p", Taints: taints,
+			Labels:      map[string]string{corev1.LabelHostname: "draining", corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux"},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("50")}}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job", UID: "job"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	pool := solver.NodePool{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: types}
+	for _, tc := range []struct {
+		name        string
+		taints      []corev1.Taint
+		wantClaims  int
+		wantReclaim bool
+	}{
+		{"a draining node is used before a launch", []corev1.Taint{planner.AttritionTaint}, 0, true},
+		{"another taint is not lifted", []corev1.Taint{{Key: "other", Effect: corev1.TaintEffectNoSchedule}}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &solver.Input{NodePools: []solver.NodePool{pool}, Nodes: []solver.Node{node(tc.taints...)}, Pods: []*corev1.Pod{pod}}
+			first, err := solver.Solve(in)
+			if err != nil || len(first.NewClaims) != 1 {
+				t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
+			}
+			plan, reclaimed, err := reclaimAttrition(in, first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.NewClaims) != tc.wantClaims || reclaimed["draining"] != tc.wantReclaim {
+				t.Errorf("plan launches %d, reclaimed %v; want %d launches, reclaimed %v", len(plan.NewClaims), reclaimed, tc.wantClaims, tc.wantReclaim)
+			}
+		})
+	}
+}

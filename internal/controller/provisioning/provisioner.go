@@ -1,0 +1,320 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/learned"
+	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/snapshot"
+	"github.com/nodewright/nodewright/internal/solver"
+)
+
+// Options tune the provisioner.
+type Options struct {
+	// BatchIdle closes a batch when no pod event came for this long.
+	BatchIdle time.Duration
+	// BatchMax closes a batch this long after it opened, however busy.
+	BatchMax time.Duration
+	// NominationGrace keeps pods reserved on a NodeClaim this long after its
+	// node initialized, while kube-scheduler binds them.
+	NominationGrace time.Duration
+	// CreateConcurrency bounds parallel NodeClaim creates.
+	CreateConcurrency int
+	// Resync triggers a batch this often even without events, so a pod that
+	// could not be placed is retried when something the watches miss changes.
+	Resync time.Duration
+	// UntriedAfter also plans pending pods kube-scheduler has not yet tried
+	// this long after their creation; 0 waits for the scheduler's verdict.
+	UntriedAfter time.Duration
+}
+
+// DefaultOptions are Karpenter's batch windows and our defaults for the rest.
+func DefaultOptions() Options {
+	return Options{BatchIdle: time.Second, BatchMax: 10 * time.Second, NominationGrace: time.Minute,
+		CreateConcurrency: 32, Resync: 30 * time.Second, UntriedAfter: 3 * time.Second}
+}
+
+// Provisioner is the provisioning loop. It runs only on the elected leader.
+type Provisioner struct {
+	Client    client.Client // reads come from the informer cache
+	APIReader client.Reader // reads straight from the API server
+	Cloud     cloudprovider.CloudProvider
+	Learned   *learned.Store
+	Recorder  record.EventRecorder
+	Opts      Options
+	Batcher   *Batcher
+
+	mu sync.Mutex
+	// expected holds NodeClaims this process wrote, with the nominations it
+	// wrote, until the cache shows them: planning on a cache that does not
+	// yet hold them would launch for the same pods again.
+	expected map[string]expectation
+}
+
+type expectation struct {
+	nominations string
+	since       time.Time
+}
+
+// New returns a provisioner.
+func New(c client.Client, apiReader client.Reader, cp cloudprovider.CloudProvider, store *learned.Store, rec record.EventRecorder, opts Options) *Provisioner {
+	return &Provisioner{Client: c, APIReader: apiReader, Cloud: cp, Learned: store, Recorder: rec, Opts: opts,
+		Batcher: NewBatcher(opts.BatchIdle, opts.BatchMax), expected: map[string]expectation{}}
+}
+
+// Start runs batches until ctx ends. It implements manager.Runnable.
+func (p *Provisioner) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("provisioner")
+	ctx = log.IntoContext(ctx, logger)
+	go p.resync(ctx)
+	p.Batcher.Trigger() // pods may have waited while no leader ran
+	for p.Batcher.Wait(ctx) {
+		if err := p.Reconcile(ctx); err != nil {
+			logger.Error(err, "provisioning loop failed; retrying")
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			p.Batcher.Trigger()
+		}
+	}
+	return nil
+}
+
+func (p *Provisioner) resync(ctx context.Context) {
+	if p.Opts.Resync <= 0 {
+		return
+	}
+	t := time.NewTicker(p.Opts.Resync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.Batcher.Trigger()
+		}
+	}
+}
+
+// errCacheBehind says the cache does not yet show this process's own writes.
+var errCacheBehind = errors.New("informer cache does not yet show the NodeClaims this controller created")
+
+// Reconcile runs one provisioning loop over a fresh snapshot.
+func (p *Provisioner) Reconcile(ctx context.Context) error {
+	logger := log.FromContext(ctx)
+	if err := p.waitForCache(ctx); err != nil {
+		return err
+	}
+	cluster, overlays, err := p.observe(ctx)
+	if err != nil {
+		return err
+	}
+	provisionable := 0
+	states := map[[2]string]int{}
+	now := time.Now()
+	for _, pod := range cluster.Pods {
+		state := "waiting-for-scheduler"
+		switch {
+		case pod.Spec.NodeName != "":
+			state = "bound"
+		case snapshot.Provisionable(pod):
+			provisionable++
+			state = "unschedulable"
+		case snapshot.ProvisionableAt(pod, now, p.Opts.UntriedAfter):
+			provisionable++
+		}
+		states[[2]string{string(pod.Status.Phase), state}]++
+	}
+	metrics.PodsState.Reset()
+	for k, n := range states {
+		metrics.PodsState.WithLabelValues(k[0], k[1]).Set(float64(n))
+	}
+	if provisionable == 0 {
+		metrics.SchedulingQueueDepth.WithLabelValues("provisioner").Set(0)
+		metrics.UnschedulablePods.Set(0)
+		return nil
+	}
+	poolTypes, poolErrs, overlayErrs := ResolveTypes(ctx, p.Cloud, p.Learned, cluster.NodePools, overlays)
+	for _, o := range overlays {
+		if err, bad := overlayErrs[o.Name]; bad {
+			p.Recorder.Eventf(o, corev1.EventTypeWarning, "InvalidNodeOverlay", "%v", err)
+		}
+	}
+	res := snapshot.Build(cluster, poolTypes, snapshot.Options{Now: now, NominationGrace: p.Opts.NominationGrace, UntriedAfter: p.Opts.UntriedAfter})
+	for name, err := range poolErrs {
+		res.PoolErrors[name] = err
+	}
+	pools := map[string]*karpv1.NodePool{}
+	for _, np := range cluster.NodePools {
+		pools[np.Name] = np
+		if err, bad := res.PoolErrors[np.Name]; bad && np.DeletionTimestamp == nil {
+			p.Recorder.Eventf(np, corev1.EventTypeWarning, "NodePoolNotReady", "%v", err)
+		}
+	}
+	metrics.SchedulingQueueDepth.WithLabelValues("provisioner").Set(float64(len(res.Input.Pods)))
+	if len(res.Input.Pods) == 0 {
+		metrics.UnschedulablePods.Set(0)
+		return nil
+	}
+
+	start := time.Now()
+	plan, err := solver.Solve(res.Input)
+	if err == nil {
+		var reclaimed map[string]bool
+		if plan, reclaimed, err = reclaimAttrition(res.Input, plan); err == nil && len(reclaimed) > 0 {
+			p.stopAttrition(ctx, cluster, reclaimed)
+		}
+	}
+	metrics.SchedulingDuration.WithLabelValues("provisioner").Observe(time.Since(start).Seconds())
+	if err != nil {
+		return fmt.Errorf("planning %d pending pods: %w", len(res.Input.Pods), err)
+	}
+	metrics.UnschedulablePods.Set(float64(len(plan.Unschedulable)))
+	logger.Info("planned pending pods", "pods", len(res.Input.Pods), "nominatedEarlier", res.Nominated,
+		"newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String())
+
+	created := p.createClaims(ctx, pools, plan)
+	p.nominateInFlight(ctx, cluster, res, plan)
+	p.recordUnschedulable(plan)
+	if created < len(plan.NewClaims) {
+		return fmt.Errorf("created %d of %d NodeClaims", created, len(plan.NewClaims))
+	}
+	return nil
+}
+
+// observe lists everything the solver looks at from the cache.
+func (p *Provisioner) observe(ctx context.Context) (*snapshot.Cluster, []*karpv1alpha1.NodeOverlay, error) {
+	c := &snapshot.Cluster{}
+	var (
+		pools    karpv1.NodePoolList
+		claims   karpv1.NodeClaimList
+		nodes    corev1.NodeList
+		pods     corev1.PodList
+		dss      appsv1.DaemonSetList
+		pvcs     corev1.PersistentVolumeClaimList
+		pvs      corev1.PersistentVolumeList
+		scs      storagev1.StorageClassList
+		nss      corev1.NamespaceList
+		overlays karpv1alpha1.NodeOverlayList
+	)
+	for _, l := range []client.ObjectList{&pools, &claims, &nodes, &pods, &dss, &pvcs, &pvs, &scs, &nss, &overlays} {
+		// The snapshot only reads, so the cache's objects need no copy: at
+		// tens of thousands of pods a copy per loop is most of the garbage.
+		if err := p.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, nil, fmt.Errorf("listing %T from the cache: %w", l, err)
+		}
+	}
+	for i := range pools.Items {
+		c.NodePools = append(c.NodePools, &pools.Items[i])
+	}
+	for i := range claims.Items {
+		c.NodeClaims = append(c.NodeClaims, &claims.Items[i])
+	}
+	for i := range nodes.Items {
+		c.Nodes = append(c.Nodes, &nodes.Items[i])
+	}
+	for i := range pods.Items {
+		c.Pods = append(c.Pods, &pods.Items[i])
+	}
+	for i := range dss.Items {
+		c.DaemonSets = append(c.DaemonSets, &dss.Items[i])
+	}
+	for i := range pvcs.Items {
+		c.PVCs = append(c.PVCs, &pvcs.Items[i])
+	}
+	for i := range pvs.Items {
+		c.PVs = append(c.PVs, &pvs.Items[i])
+	}
+	for i := range scs.Items {
+		c.StorageClasses = append(c.StorageClasses, &scs.Items[i])
+	}
+	for i := range nss.Items {
+		c.Namespaces = append(c.Namespaces, &nss.Items[i])
+	}
+	var ovs []*karpv1alpha1.NodeOverlay
+	for i := range overlays.Items {
+		ovs = append(ovs, &overlays.Items[i])
+	}
+	return c, ovs, nil
+}
+
+// waitForCache waits, up to a deadline, until the cache shows every
+// NodeClaim this process created or nominated pods to. Writes the API server
+// refused or that were deleted since are dropped from the watch list.
+func (p *Provisioner) waitForCache(ctx context.Context) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		p.mu.Lock()
+		pending := make(map[string]expectation, len(p.expected))
+		for k, v := range p.expected {
+			pending[k] = v
+		}
+		p.mu.Unlock()
+		if len(pending) == 0 {
+			return nil
+		}
+		for name, exp := range pending {
+			nc := &karpv1.NodeClaim{}
+			err := p.Client.Get(ctx, types.NamespacedName{Name: name}, nc)
+			switch {
+			case err == nil && (exp.nominations == "" || nc.Annotations[snapshot.NominatedPodsAnnotation] == exp.nominations || nc.DeletionTimestamp != nil):
+				p.forget(name)
+			case err == nil || apierrors.IsNotFound(err):
+				// Gone from the API server too: nothing left to wait for.
+				if time.Since(exp.since) > 2*time.Second {
+					live := &karpv1.NodeClaim{}
+					if gerr := p.APIReader.Get(ctx, types.NamespacedName{Name: name}, live); apierrors.IsNotFound(gerr) ||
+						(gerr == nil && live.Annotations[snapshot.NominatedPodsAnnotation] != exp.nominations) {
+						p.forget(name)
+					}
+				}
+			default:
+				return fmt.Errorf("reading NodeClaim %s from the cache: %w", name, err)
+			}
+		}
+		p.mu.Lock()
+		left := len(p.expected)
+		p.mu.Unlock()
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errCacheBehind
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (p *Provisioner) expect(name, nominations string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expected[name] = expectation{nominations: nominations, since: time.Now()}
+}
+
+func (p *Provisioner) forget(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.expected, name)
+}

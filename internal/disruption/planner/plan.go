@@ -1,0 +1,240 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/disruption/budget"
+	"github.com/nodewright/nodewright/internal/disruption/protect"
+	"github.com/nodewright/nodewright/internal/snapshot"
+	"github.com/nodewright/nodewright/internal/solver"
+)
+
+// planning is the state of one decision.
+type planning struct {
+	in      Input
+	pdbs    *protect.PDBs
+	base    *solver.Input
+	claimOf map[string]string // solver node name -> NodeClaim name
+	cands   []*candidate
+	total   map[string]int
+	// disrupting counts per NodePool and reason the nodes being disrupted,
+	// this plan's commands included.
+	disrupting map[string]map[Reason]int
+	// removed holds the claims this plan's commands take away.
+	removed map[string]bool
+	plan    *Plan
+	solves  int
+	free    map[string]room // per node, cpu and memory left
+}
+
+// Decide plans one disruption loop. It never fails: parts it cannot read
+// (a budget, a PDB selector) are reported and treated as blocking.
+func Decide(in Input) *Plan {
+	p := &planning{in: in, total: map[string]int{}, disrupting: map[string]map[Reason]int{},
+		removed: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
+	if p.in.Options.MultiNodeMax <= 0 {
+		p.in.Options.MultiNodeMax = DefaultOptions().MultiNodeMax
+	}
+	for _, np := range in.Cluster.NodePools {
+		p.disrupting[np.Name] = map[Reason]int{}
+	}
+	p.pdbs, _ = protect.IndexPDBs(in.PDBs, in.Cluster.Pods)
+	for _, nc := range in.Cluster.NodeClaims {
+		if p.disrupting[nc.Labels[karpv1.NodePoolLabelKey]] == nil {
+			p.disrupting[nc.Labels[karpv1.NodePoolLabelKey]] = map[Reason]int{}
+		}
+	}
+	p.candidates()
+	p.free = freeRoom(in.Cluster)
+	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace})
+	p.base, p.claimOf = res.Input, res.ClaimOf
+
+	p.expire()
+	p.driftOut()
+	p.empty()
+	if !p.multiNode() {
+		p.singleNode()
+	}
+	p.attrition()
+
+	for _, np := range in.Cluster.NodePools {
+		r, err := p.budgets(np)
+		p.plan.Budgets[np.Name] = r
+		if err != nil {
+			p.plan.BudgetErrors[np.Name] = err
+		}
+	}
+	for _, c := range p.cands {
+		p.plan.Candidates = append(p.plan.Candidates, *c.view)
+	}
+	p.plan.Simulations = p.solves
+	return p.plan
+}
+
+// budgets evaluates a NodePool's budgets with the disruptions counted so far.
+func (p *planning) budgets(np *karpv1.NodePool) (budget.Result, error) {
+	return budget.Evaluate(budget.Input{NodePool: np, Total: p.total[np.Name],
+		Disrupting: p.disrupting[np.Name], Started: p.in.Started[np.Name]}, p.in.Now)
+}
+
+// allowed is how many more of np's nodes may go for reason now.
+func (p *planning) allowed(np *karpv1.NodePool, reason Reason) (int, string) {
+	r, _ := p.budgets(np)
+	a := r.Allowances[reason]
+	return a.Allowed, a.Message
+}
+
+// take records a command and marks its nodes removed.
+func (p *planning) take(cmd Command, cs []*candidate) {
+	for _, c := range cs {
+		cmd.Claims = append(cmd.Claims, c.claim.Name)
+		cmd.Nodes = append(cmd.Nodes, c.node.Name)
+		cmd.Pools = append(cmd.Pools, c.pool.Name)
+		p.removed[c.claim.Name] = true
+		p.disrupting[c.pool.Name][cmd.Reason]++
+		c.view.State = "Disrupting"
+		c.view.Blockers = nil
+	}
+	p.plan.Commands = append(p.plan.Commands, cmd)
+}
+
+// live are the candidates no command of this plan has taken yet.
+func (p *planning) live() []*candidate {
+	var out []*candidate
+	for _, c := range p.cands {
+		if !p.removed[c.claim.Name] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// block adds a reason, once, to a candidate's view.
+func block(c *candidate, why string) {
+	for _, b := range c.view.Blockers {
+		if b == why {
+			return
+		}
+	}
+	c.view.Blockers = append(c.view.Blockers, why)
+}
+
+// expire deletes every expired node: expiration is forceful and no budget
+// or do-not-disrupt pod holds it (terminationGracePeriod bounds the drain).
+func (p *planning) expire() {
+	for _, c := range p.live() {
+		if !c.expired {
+			continue
+		}
+		p.take(Command{Reason: ReasonExpired, Method: Delete,
+			Message: fmt.Sprintf("expired after %s", c.claim.Spec.ExpireAfter)}, []*candidate{c})
+	}
+}
+
+// driftOut replaces drifted nodes, oldest first, within the Drifted budget.
+// A node held by do-not-disrupt pods or PDBs is replaced anyway when its
+// NodeClaim has a terminationGracePeriod, which bounds the drain.
+func (p *planning) driftOut() {
+	var drifted []*candidate
+	for _, c := range p.live() {
+		if c.drifted {
+			drifted = append(drifted, c)
+		}
+	}
+	sort.SliceStable(drifted, func(i, j int) bool { return drifted[i].created.Before(drifted[j].created) })
+	for _, c := range drifted {
+		if c.verdict.Blocked() && c.claim.Spec.TerminationGracePeriod == nil {
+			continue
+		}
+		if n, why := p.allowed(c.pool, karpv1.DisruptionReasonDrifted); n < 1 {
+			block(c, "Drifted budget: "+why)
+			continue
+		}
+		sim := p.simulate(c)
+		if !sim.ok() {
+			block(c, "drifted, but its pods would not all schedule elsewhere: "+describeUnschedulable(sim))
+			continue
+		}
+		method := Delete
+		if len(sim.plan.NewClaims) > 0 {
+			method = Replace
+		}
+		p.take(Command{Reason: karpv1.DisruptionReasonDrifted, Method: method, Replacements: sim.plan.NewClaims,
+			Message: c.drift.String()}, []*candidate{c})
+	}
+}
+
+// consolidatable reports whether a candidate may be consolidated by its
+// NodePool's policy now, with the reason it may not.
+func consolidatable(c *candidate, underutilized bool, now time.Time) (bool, string) {
+	d := c.pool.Spec.Disruption
+	if d.ConsolidateAfter.Duration == nil {
+		return false, "NodePool " + c.pool.Name + " has consolidateAfter: Never"
+	}
+	if underutilized && d.ConsolidationPolicy == karpv1.ConsolidationPolicyWhenEmpty {
+		return false, ""
+	}
+	if c.idleFor < *d.ConsolidateAfter.Duration {
+		// An instant rather than a countdown, so the message changes only
+		// when a pod comes or goes.
+		at := now.Add(*d.ConsolidateAfter.Duration - c.idleFor).UTC().Truncate(time.Second)
+		return false, fmt.Sprintf("consolidateAfter: %s after the last pod event, at %s", *d.ConsolidateAfter.Duration, at.Format(time.RFC3339))
+	}
+	return true, ""
+}
+
+// empty deletes nodes without pods to move, within the Empty budget.
+func (p *planning) empty() {
+	byPool := map[string][]*candidate{}
+	var pools []string
+	for _, c := range p.live() {
+		if len(c.pods) > 0 || len(c.view.Blockers) > 0 {
+			continue
+		}
+		ok, why := consolidatable(c, false, p.in.Now)
+		if !ok && !c.attrited {
+			if why != "" {
+				block(c, why)
+			}
+			continue
+		}
+		if byPool[c.pool.Name] == nil {
+			pools = append(pools, c.pool.Name)
+		}
+		byPool[c.pool.Name] = append(byPool[c.pool.Name], c)
+	}
+	for _, name := range pools {
+		var take []*candidate
+		for _, c := range byPool[name] {
+			if n, why := p.allowed(c.pool, karpv1.DisruptionReasonEmpty); n < 1+len(take) {
+				block(c, "Empty budget: "+why)
+				continue
+			}
+			take = append(take, c)
+		}
+		if len(take) > 0 {
+			p.take(Command{Reason: karpv1.DisruptionReasonEmpty, Method: Delete, Message: "empty"}, take)
+		}
+	}
+}
+
+func describeUnschedulable(s simulation) string {
+	if s.err != nil {
+		return s.err.Error()
+	}
+	if len(s.unschedulable) == 0 {
+		return ""
+	}
+	u := s.unschedulable[0]
+	msg := u.Pod.Namespace + "/" + u.Pod.Name
+	if u.Reason != nil {
+		msg += ": " + u.Reason.String()
+	}
+	if len(s.unschedulable) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(s.unschedulable)-1)
+	}
+	return msg
+}

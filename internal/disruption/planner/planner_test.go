@@ -1,0 +1,330 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+)
+
+// want is what a case expects of the plan: the commands as
+// "Reason/Method:claim,claim", and the blockers of kept nodes by substring.
+type want struct {
+	commands  []string
+	attrition []string
+	blockers  map[string]string // claim -> substring of one of its blockers
+}
+
+func commandsOf(p *Plan) []string {
+	var out []string
+	for _, c := range p.Commands {
+		out = append(out, string(c.Reason)+"/"+string(c.Method)+":"+strings.Join(c.Claims, ","))
+	}
+	return out
+}
+
+func check(t *testing.T, p *Plan, w want) {
+	t.Helper()
+	if got := commandsOf(p); strings.Join(got, " ") != strings.Join(w.commands, " ") {
+		t.Errorf("commands = %v, want %v", got, w.commands)
+	}
+	var att []string
+	for _, a := range p.Attrition {
+		att = append(att, a.Claim)
+	}
+	if strings.Join(att, " ") != strings.Join(w.attrition, " ") {
+		t.Errorf("attrition = %v, want %v", att, w.attrition)
+	}
+	for claim, sub := range w.blockers {
+		found := false
+		for _, c := range p.Candidates {
+			if c.Claim == claim {
+				found = true
+				if !strings.Contains(strings.Join(c.Blockers, "; "), sub) {
+					t.Errorf("%s blockers = %q, want one containing %q", claim, c.Blockers, sub)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s is not a candidate", claim)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func() *world
+		opts  []func(*Input)
+		want  want
+	}{{
+		name: "an empty node is deleted",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			return w
+		},
+		want: want{commands: []string{"Empty/Delete:a"}},
+	}, {
+		name: "an empty node waits for consolidateAfter since its last pod event",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("10m")
+			}))
+			nc, _ := w.node("a", "p", "c5.xlarge", "on-demand")
+			nc.Status.LastPodEventTime = metav1.NewTime(w.now.Add(-4 * time.Minute))
+			return w
+		},
+		want: want{blockers: map[string]string{"a": "consolidateAfter: 10m0s after the last pod event, at 2026-11-23T12:06:00Z"}},
+	}, {
+		name: "consolidateAfter Never keeps even an empty node",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+			}))
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			return w
+		},
+		want: want{blockers: map[string]string{"a": "consolidateAfter: Never"}},
+	}, {
+		name: "a node whose pods fit on another is deleted",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "c5.2xlarge", "on-demand")
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", nil)
+			w.pod("a", "1", "1Gi", nil)
+			w.pod("b", "500m", "1Gi", nil)
+			return w
+		},
+		want: want{commands: []string{"Underutilized/Delete:b"}},
+	}, {
+		name: "two half-empty nodes are replaced by one cheaper node",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "m5.2xlarge", "on-demand")
+			w.node("b", "p", "m5.2xlarge", "on-demand")
+			w.pod("a", "5", "4Gi", nil)
+			w.pod("b", "5", "4Gi", nil)
+			return w
+		},
+		want: want{commands: []string{"Underutilized/Replace:a,b"}},
+	}, {
+		name: "a node is replaced by a cheaper one alone",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "m5.4xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", nil)
+			return w
+		},
+		want: want{commands: []string{"Underutilized/Replace:a"}},
+	}, {
+		name: "WhenEmpty does not consolidate a node with pods",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmpty
+			}))
+			w.node("a", "p", "m5.4xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", nil)
+			return w
+		},
+		want: want{},
+	}, {
+		name: "a do-not-disrupt pod keeps its node from consolidation",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "m5.4xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			return w
+		},
+		want: want{blockers: map[string]string{"a": "do-not-disrupt"}},
+	}, {
+		name: "a do-not-disrupt duration that lapsed no longer holds",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "m5.4xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", doNotDisrupt("10m"))
+			return w
+		},
+		want: want{commands: []string{"Underutilized/Replace:a"}},
+	}, {
+		name: "a spot node is not replaced without spot-to-spot",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "m5.4xlarge", "spot")
+			w.pod("a", "1", "1Gi", nil)
+			return w
+		},
+		want: want{blockers: map[string]string{"a": "spot-to-spot consolidation is off"}},
+	}, {
+		name: "a spot node is replaced with spot-to-spot",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "m5.4xlarge", "spot")
+			w.pod("a", "1", "1Gi", nil)
+			return w
+		},
+		opts: []func(*Input){func(in *Input) { in.Options.SpotToSpot = true }},
+		want: want{commands: []string{"Underutilized/Replace:a"}},
+	}, {
+		name: "a budget of 0 keeps the node, and says which budget",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) { np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "0"}} }))
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			return w
+		},
+		want: want{blockers: map[string]string{"a": "Empty budget"}},
+	}, {
+		name: "a drifted node is replaced when its pods need room",
+		build: func() *world {
+			np := pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+			})
+			w := newWorld(np)
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			w.pod("a", "3", "4Gi", nil)
+			np.Spec.Template.Labels = map[string]string{"team": "new"}
+			return w
+		},
+		want: want{commands: []string{"Drifted/Replace:a"}},
+	}, {
+		name: "a drifted node held by do-not-disrupt waits without terminationGracePeriod",
+		build: func() *world {
+			np := pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+			})
+			w := newWorld(np)
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			w.pod("a", "3", "4Gi", doNotDisrupt("true"))
+			np.Spec.Template.Labels = map[string]string{"team": "new"}
+			return w
+		},
+		want: want{blockers: map[string]string{"a": "do-not-disrupt"}},
+	}, {
+		name: "a drifted node held by do-not-disrupt is replaced with terminationGracePeriod",
+		build: func() *world {
+			np := pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+				np.Spec.Template.Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Hour}
+			})
+			w := newWorld(np)
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			w.pod("a", "3", "4Gi", doNotDisrupt("true"))
+			np.Spec.Template.Labels = map[string]string{"team": "new"}
+			return w
+		},
+		want: want{commands: []string{"Drifted/Replace:a"}},
+	}, {
+		name: "drift respects the Drifted budget",
+		build: func() *world {
+			np := pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+				np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "1", Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonDrifted}}}
+			})
+			w := newWorld(np)
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			w.node("b", "p", "c5.xlarge", "on-demand")
+			w.pod("a", "3", "4Gi", nil)
+			w.pod("b", "3", "4Gi", nil)
+			np.Spec.Template.Labels = map[string]string{"team": "new"}
+			return w
+		},
+		want: want{commands: []string{"Drifted/Replace:a"}, blockers: map[string]string{"b": "Drifted budget"}},
+	}, {
+		name: "an expired node goes despite do-not-disrupt and a zero budget",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) {
+				np.Spec.Template.Spec.ExpireAfter = karpv1.MustParseNillableDuration("30m")
+				np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "0"}}
+			}))
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			return w
+		},
+		want: want{commands: []string{"Expired/Delete:a"}},
+	}, {
+		name: "drain by attrition taints a node held only by do-not-disrupt pods when others have room",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) { np.Annotations[DrainByAttritionAnnotation] = "true" }))
+			w.node("a", "p", "c5.2xlarge", "on-demand")
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			w.pod("b", "2", "2Gi", doNotDisrupt("true"))
+			return w
+		},
+		want: want{attrition: []string{"a"}, blockers: map[string]string{"b": "do-not-disrupt"}},
+	}, {
+		name: "without drain by attrition the node is only kept",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			w.node("a", "p", "c5.2xlarge", "on-demand")
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			w.pod("b", "2", "2Gi", doNotDisrupt("true"))
+			return w
+		},
+		want: want{blockers: map[string]string{"a": "do-not-disrupt", "b": "do-not-disrupt"}},
+	}, {
+		name: "a node drained by attrition goes the moment its last protected pod ends",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) {
+				np.Annotations[DrainByAttritionAnnotation] = "true"
+				np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("1h")
+			}))
+			nc, n := w.node("a", "p", "c5.2xlarge", "on-demand")
+			nc.Status.LastPodEventTime = metav1.NewTime(w.now.Add(-time.Second))
+			n.Spec.Taints = []corev1.Taint{{Key: AttritionTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr(metav1.NewTime(w.now.Add(-5 * time.Minute)))}}
+			return w
+		},
+		want: want{commands: []string{"Empty/Delete:a"}},
+	}, {
+		name: "a node draining by attrition keeps draining when the others fill up",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) { np.Annotations[DrainByAttritionAnnotation] = "true" }))
+			_, n := w.node("a", "p", "c5.2xlarge", "on-demand")
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			n.Spec.Taints = []corev1.Taint{{Key: AttritionTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr(metav1.NewTime(w.now.Add(-time.Minute)))}}
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			w.pod("b", "7", "2Gi", doNotDisrupt("true"))
+			return w
+		},
+		want: want{attrition: []string{"a"}, blockers: map[string]string{"b": "do-not-disrupt"}},
+	}, {
+		name: "a node drained by attrition past the maximum wait is deleted",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) {
+				np.Annotations[DrainByAttritionAnnotation] = "true"
+				np.Annotations[AttritionMaxWaitAnnotation] = "10m"
+			}))
+			_, n := w.node("a", "p", "c5.2xlarge", "on-demand")
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			n.Spec.Taints = []corev1.Taint{{Key: AttritionTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr(metav1.NewTime(w.now.Add(-11 * time.Minute)))}}
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			w.pod("b", "2", "2Gi", doNotDisrupt("true"))
+			return w
+		},
+		want: want{commands: []string{"Underutilized/Delete:a"}},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			check(t, tc.build().decide(tc.opts...), tc.want)
+		})
+	}
+}
+
+func TestDecideReportsSavings(t *testing.T) {
+	w := newWorld(pool("p"))
+	w.node("a", "p", "m5.4xlarge", "on-demand")
+	w.pod("a", "1", "1Gi", nil)
+	p := w.decide()
+	if len(p.Commands) != 1 || p.Commands[0].Savings <= 0 || len(p.Commands[0].Replacements) != 1 {
+		t.Fatalf("commands = %+v, want one replacement that saves money", p.Commands)
+	}
+	if price := p.Commands[0].Replacements[0].Price(); price >= p.Candidates[0].Price {
+		t.Errorf("replacement costs $%.4f/h, not less than the node's $%.4f/h", price, p.Candidates[0].Price)
+	}
+}

@@ -1,0 +1,70 @@
+package planner
+
+import (
+	"github.com/nodewright/nodewright/internal/disruption/protect"
+	"github.com/nodewright/nodewright/internal/snapshot"
+	"github.com/nodewright/nodewright/internal/solver"
+)
+
+// simulation is the answer to "if these nodes went, where would their pods
+// go?".
+type simulation struct {
+	plan *solver.Plan
+	// unschedulable are the moving pods that would find no place.
+	unschedulable []solver.Unschedulable
+	err           error
+}
+
+// ok reports whether every moving pod found a place.
+func (s simulation) ok() bool { return s.err == nil && len(s.unschedulable) == 0 }
+
+// simulate removes the nodes of gone (claim names) and of p.removed, and
+// places their pods, with the solver, on the rest of the cluster and on new
+// NodeClaims. Pending pods that are not the nodes' own are left out: the
+// provisioner places those, and a pod that fits nowhere must not stop a
+// cheaper fleet.
+func (p *planning) simulate(gone ...*candidate) simulation {
+	drop := map[string]bool{}
+	for name := range p.removed {
+		drop[name] = true
+	}
+	for _, c := range gone {
+		drop[c.claim.Name] = true
+	}
+	in := *p.base
+	in.Pods = nil
+	in.Nodes = make([]solver.Node, len(p.base.Nodes))
+	copy(in.Nodes, p.base.Nodes)
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		if !drop[p.claimOf[n.Name]] {
+			continue
+		}
+		n.Deleting = true
+		for _, pod := range n.Pods {
+			if snapshot.IsDaemonSetPod(pod) || protect.Mirror(pod) || pod.Spec.NodeName == "" {
+				// DaemonSet pods go with the node; nominated pending pods are
+				// the provisioner's to place again.
+				continue
+			}
+			in.Pods = append(in.Pods, pod)
+		}
+		n.Pods = nil
+	}
+	if len(in.Pods) == 0 {
+		return simulation{plan: &solver.Plan{}}
+	}
+	// The solver places pending pods; bound ones would keep their nodeName
+	// in its checks, so it sees copies without it.
+	for i, pod := range in.Pods {
+		cp := pod.DeepCopy()
+		cp.Spec.NodeName = ""
+		in.Pods[i] = cp
+	}
+	p.solves++
+	plan, err := solver.Solve(&in)
+	if err != nil {
+		return simulation{err: err}
+	}
+	return simulation{plan: plan, unschedulable: plan.Unschedulable}
+}

@@ -1,0 +1,354 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/learned"
+	"github.com/nodewright/nodewright/internal/snapshot"
+	"github.com/nodewright/nodewright/internal/testcluster"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }
+
+// startController runs the whole controller against the envtest API server
+// (no kube-scheduler, no kwok) until the returned stop is called.
+func startController(t *testing.T, mutate func(*Options)) (stop func()) {
+	t.Helper()
+	o := DefaultOptions()
+	o.Config = cluster.Config
+	o.LeaderElect = false
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.Provisioning.BatchIdle, o.Provisioning.BatchMax = 200*time.Millisecond, 2*time.Second
+	o.Provisioning.Resync = time.Second
+	o.GCInterval = time.Second
+	o.Disruption.Interval = time.Second
+	o.SkipControllerNameValidation = true
+	if mutate != nil {
+		mutate(&o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o) }()
+	return func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("controller stopped with error: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("controller did not stop within 30s")
+		}
+	}
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
+}
+
+// consistently fails if cond turns false within the window: a claim that
+// stays true over time, e.g. "no second NodeClaim is created".
+func consistently(t *testing.T, window time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(window)
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if !ok {
+			t.Fatalf("%s stopped holding: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func setup(t *testing.T, pool string, mutate func(*karpv1.NodePool)) {
+	t.Helper()
+	ctx := context.Background()
+	nc := &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: pool}}
+	if err := cluster.Client.Create(ctx, nc); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	np := &karpv1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: pool},
+		Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: pool},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+				{NodeSelectorRequirement: corev1.NodeSelectorRequirement{Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}},
+				{NodeSelectorRequirement: corev1.NodeSelectorRequirement{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}},
+			},
+		}}},
+	}
+	if mutate != nil {
+		mutate(np)
+	}
+	if err := cluster.Client.Create(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cleanupPool(t, pool) })
+}
+
+// cleanupPool removes a test's NodePool, its claims (finalizers dropped) and
+// nodes so tests do not see each other's objects.
+func cleanupPool(t *testing.T, pool string) {
+	ctx := context.Background()
+	var claims karpv1.NodeClaimList
+	_ = cluster.Client.List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: pool})
+	for i := range claims.Items {
+		nc := &claims.Items[i]
+		nc.Finalizers = nil
+		_ = cluster.Client.Update(ctx, nc)
+		_ = cluster.Client.Delete(ctx, nc)
+	}
+	var nodes corev1.NodeList
+	_ = cluster.Client.List(ctx, &nodes, client.MatchingLabels{karpv1.NodePoolLabelKey: pool})
+	for i := range nodes.Items {
+		_ = cluster.Client.Delete(ctx, &nodes.Items[i])
+	}
+	_ = cluster.Client.Delete(ctx, &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: pool}})
+	_ = cluster.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("default"), client.MatchingLabels{"test-pool": pool}, client.GracePeriodSeconds(0))
+}
+
+// pendingPods creates pods and marks them unschedulable, as kube-scheduler
+// would.
+func pendingPods(t *testing.T, pool string, n int, cpu string) []*corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	var out []*corev1.Pod
+	for i := 0; i < n; i++ {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("%s-%d", pool, i), Labels: map[string]string{"test-pool": pool}},
+			Spec: corev1.PodSpec{
+				NodeSelector: map[string]string{karpv1.NodePoolLabelKey: pool},
+				Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("256Mi")}}}},
+			},
+		}
+		if err := cluster.Client.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}
+		if err := cluster.Client.Status().Update(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func claimsOf(pool string) ([]karpv1.NodeClaim, error) {
+	var l karpv1.NodeClaimList
+	err := cluster.Client.List(context.Background(), &l, client.MatchingLabels{karpv1.NodePoolLabelKey: pool})
+	return l.Items, err
+}
+
+func setNodeReady(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{}
+	if err := cluster.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	if err := cluster.Client.Status().Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	// kube-controller-manager would lift the not-ready taint now.
+	var taints []corev1.Taint
+	for _, taint := range n.Spec.Taints {
+		if taint.Key != corev1.TaintNodeNotReady {
+			taints = append(taints, taint)
+		}
+	}
+	n.Spec.Taints = taints
+	if err := cluster.Client.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProvisionLaunchRegisterInitialize(t *testing.T) {
+	const pool = "lifecycle"
+	setup(t, pool, nil)
+	stop := startController(t, nil)
+	defer stop()
+	pods := pendingPods(t, pool, 5, "100m")
+
+	var claim karpv1.NodeClaim
+	eventually(t, 30*time.Second, "a launched and registered NodeClaim", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil || len(cs) == 0 {
+			return false, err
+		}
+		claim = cs[0]
+		return meta.IsStatusConditionTrue(claim.Status.Conditions, karpv1.ConditionTypeRegistered), fmt.Errorf("%d claims, conditions %v", len(cs), claim.Status.Conditions)
+	})
+	cs, _ := claimsOf(pool)
+	if len(cs) != 1 {
+		for _, c := range cs {
+			t.Logf("claim %s created %s nominated %q requests %v", c.Name, c.CreationTimestamp, c.Annotations[snapshot.NominatedPodsAnnotation], c.Spec.Resources.Requests)
+		}
+		t.Fatalf("5 small pods should need one NodeClaim, got %d", len(cs))
+	}
+	nominated := map[string]bool{}
+	for _, uid := range snapshot.Nominations(claim.Annotations[snapshot.NominatedPodsAnnotation]) {
+		nominated[string(uid)] = true
+	}
+	for _, p := range pods {
+		if !nominated[string(p.UID)] {
+			t.Errorf("pod %s is not nominated to %s (annotation %q)", p.Name, claim.Name, claim.Annotations[snapshot.NominatedPodsAnnotation])
+		}
+	}
+	if claim.Status.ProviderID != "kwok://"+claim.Name || claim.Labels[corev1.LabelInstanceTypeStable] == "" {
+		t.Errorf("launched claim lacks providerID or instance type: %q %v", claim.Status.ProviderID, claim.Labels)
+	}
+	node := &corev1.Node{}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKey{Name: claim.Status.NodeName}, node); err != nil {
+		t.Fatalf("registered node: %v", err)
+	}
+	for _, taint := range node.Spec.Taints {
+		if taint.Key == karpv1.UnregisteredTaintKey {
+			t.Errorf("unregistered taint still on registered node %s", node.Name)
+		}
+	}
+	if node.Labels[karpv1.NodeRegisteredLabelKey] != "true" || node.Labels[karpv1.NodePoolLabelKey] != pool {
+		t.Errorf("node labels not synced: %v", node.Labels)
+	}
+	if c := meta.FindStatusCondition(claim.Status.Conditions, karpv1.ConditionTypeInitialized); c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatalf("claim initialized before its node was Ready: %v", c)
+	}
+
+	// The pods stay pending (no scheduler here), and batches keep running:
+	// the nominations must keep any second claim from being made.
+	consistently(t, 4*time.Second, "one NodeClaim for nominated pods", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		return err == nil && len(cs) == 1, fmt.Errorf("%d claims", len(cs))
+	})
+
+	setNodeReady(t, node.Name)
+	eventually(t, 20*time.Second, "the claim to be Initialized", func() (bool, error) {
+		nc := &karpv1.NodeClaim{}
+		if err := cluster.Client.Get(context.Background(), client.ObjectKey{Name: claim.Name}, nc); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeInitialized) &&
+			meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeReady), fmt.Errorf("conditions %v", nc.Status.Conditions)
+	})
+}
+
+func TestRestartKeepsNominations(t *testing.T) {
+	const pool = "restart"
+	setup(t, pool, nil)
+	stop := startController(t, nil)
+	pendingPods(t, pool, 3, "100m")
+	eventually(t, 30*time.Second, "a NodeClaim", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		return err == nil && len(cs) == 1, err
+	})
+	stop()
+	stop2 := startController(t, nil)
+	defer stop2()
+	consistently(t, 4*time.Second, "no second NodeClaim after a restart", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		return err == nil && len(cs) == 1, fmt.Errorf("%d claims", len(cs))
+	})
+}
+
+func TestGarbageCollection(t *testing.T) {
+	const pool = "gc"
+	setup(t, pool, nil)
+	stop := startController(t, nil)
+	defer stop()
+	ctx := context.Background()
+	// An instance whose NodeClaim is gone: a kwok node naming a claim that
+	// does not exist.
+	leaked := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "leaked-instance",
+		Annotations: map[string]string{kwok.NodeClaimAnnotation: "no-such-claim"},
+		Labels:      map[string]string{karpv1.NodePoolLabelKey: pool}},
+		Spec: corev1.NodeSpec{ProviderID: "kwok://leaked-instance"}}
+	if err := cluster.Client.Create(ctx, leaked); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the leaked instance to be deleted", func() (bool, error) {
+		err := cluster.Client.Get(ctx, client.ObjectKey{Name: leaked.Name}, &corev1.Node{})
+		return apierrors.IsNotFound(err), err
+	})
+
+	// A NodeClaim whose instance is gone: launch one, then delete its node.
+	pendingPods(t, pool, 1, "1")
+	var claim karpv1.NodeClaim
+	eventually(t, 30*time.Second, "a registered NodeClaim", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil || len(cs) == 0 {
+			return false, err
+		}
+		claim = cs[0]
+		return claim.Status.NodeName != "", nil
+	})
+	if err := cluster.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: claim.Status.NodeName}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the orphaned NodeClaim to be deleted", func() (bool, error) {
+		nc := &karpv1.NodeClaim{}
+		err := cluster.Client.Get(ctx, client.ObjectKey{Name: claim.Name}, nc)
+		return apierrors.IsNotFound(err) || (err == nil && nc.DeletionTimestamp != nil), err
+	})
+}
+
+func TestLearnedCapacityPersists(t *testing.T) {
+	const pool = "learn"
+	setup(t, pool, nil)
+	stop := startController(t, func(o *Options) { o.KWOK.ActualVMMemoryOverheadPercent = 0.05 })
+	defer stop()
+	pendingPods(t, pool, 1, "1")
+	var claim karpv1.NodeClaim
+	eventually(t, 30*time.Second, "a registered NodeClaim", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil || len(cs) == 0 {
+			return false, err
+		}
+		claim = cs[0]
+		return claim.Status.NodeName != "", nil
+	})
+	typ := claim.Labels[corev1.LabelInstanceTypeStable]
+	eventually(t, 10*time.Second, "learned capacity in the ConfigMap", func() (bool, error) {
+		s := learned.NewStore(cluster.Client, "nodewright")
+		if err := s.Load(context.Background(), cluster.Client); err != nil {
+			return false, err
+		}
+		e, ok := s.Get(typ)
+		if !ok {
+			return false, fmt.Errorf("no entry for %s", typ)
+		}
+		node := &corev1.Node{}
+		if err := cluster.Client.Get(context.Background(), client.ObjectKey{Name: claim.Status.NodeName}, node); err != nil {
+			return false, err
+		}
+		want := node.Status.Capacity[corev1.ResourceMemory]
+		got := e.Capacity[corev1.ResourceMemory]
+		return got.Cmp(want) == 0, fmt.Errorf("learned memory %s, node has %s", got.String(), want.String())
+	})
+}

@@ -1,0 +1,79 @@
+package operator
+
+import (
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/controller/disruption"
+	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
+	"github.com/nodewright/nodewright/internal/controller/provisioning"
+	"github.com/nodewright/nodewright/internal/controller/termination"
+)
+
+// Options configure the controller; the command line fills them.
+type Options struct {
+	// Kubeconfig is the file to reach the cluster with; empty means in-cluster
+	// configuration (or $KUBECONFIG).
+	Kubeconfig string
+	// Config, when set, is used instead of Kubeconfig (tests pass the
+	// envtest API server's).
+	Config *rest.Config
+	// Namespace holds the leader lease and the learned-capacity ConfigMap.
+	Namespace string
+
+	LeaderElect   bool
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+
+	MetricsAddr  string
+	ProbeAddr    string
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+
+	Provisioning provisioning.Options
+	Lifecycle    nodeclaim.Options
+	Termination  termination.Options
+	Disruption   disruption.Options
+	GCInterval   time.Duration
+
+	KWOK KWOKOptions
+
+	// SkipControllerNameValidation lets tests run several managers in one
+	// process.
+	SkipControllerNameValidation bool
+}
+
+// KWOKOptions configure the kwok provider.
+type KWOKOptions struct {
+	// CatalogFile is a JSON instance-type catalog; empty is the built-in one.
+	CatalogFile string
+	// ActualVMMemoryOverheadPercent is what simulated machines really lose to
+	// the hypervisor; negative means the model's figure.
+	ActualVMMemoryOverheadPercent float64
+	// Faults apply where a KWOKNodeClass sets none.
+	Faults kwokv1alpha1.KWOKFaults
+}
+
+// DefaultOptions are the controller's defaults.
+func DefaultOptions() Options {
+	return Options{
+		Namespace:     "nodewright",
+		LeaderElect:   true,
+		LeaseDuration: 15 * time.Second,
+		RenewDeadline: 10 * time.Second,
+		RetryPeriod:   2 * time.Second,
+		MetricsAddr:   ":8080",
+		ProbeAddr:     ":8081",
+		KubeAPIQPS:    200,
+		KubeAPIBurst:  400,
+		Provisioning:  provisioning.DefaultOptions(),
+		Lifecycle:     nodeclaim.DefaultOptions(),
+		Termination:   termination.DefaultOptions(),
+		Disruption:    disruption.DefaultOptions(),
+		GCInterval:    30 * time.Second,
+		KWOK:          KWOKOptions{ActualVMMemoryOverheadPercent: -1},
+	}
+}

@@ -1,0 +1,247 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
+	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/controller/disruption"
+	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
+	"github.com/nodewright/nodewright/internal/controller/provisioning"
+	"github.com/nodewright/nodewright/internal/controller/termination"
+	"github.com/nodewright/nodewright/internal/learned"
+	"github.com/nodewright/nodewright/internal/snapshot"
+)
+
+// Scheme knows the types the controller reads and writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, karpv1.AddToScheme, karpv1alpha1.AddToScheme, kwokv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// RESTConfig loads the cluster's configuration from a kubeconfig file, or
+// in-cluster when the path is empty.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig given and no in-cluster configuration: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+// Run runs the controller until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	logger := log.FromContext(ctx)
+	cfg := opts.Config
+	if cfg == nil {
+		var err error
+		if cfg, err = RESTConfig(opts.Kubeconfig); err != nil {
+			return err
+		}
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	cfg.UserAgent = "nodewright"
+	scheme := Scheme()
+
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	if err := ensureNamespace(ctx, direct, opts.Namespace); err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Logger:                        logger,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.ProbeAddr,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              "nodewright-leader",
+		LeaderElectionNamespace:       opts.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaseDuration,
+		RenewDeadline:                 &opts.RenewDeadline,
+		RetryPeriod:                   &opts.RetryPeriod,
+		Cache:                         ctrlcache.Options{DefaultTransform: ctrlcache.TransformStripManagedFields()},
+		Controller:                    config.Controller{SkipNameValidation: &opts.SkipControllerNameValidation},
+	})
+	if err != nil {
+		return fmt.Errorf("creating controller manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("informer caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	provider, err := newKWOKProvider(mgr.GetClient(), opts.KWOK)
+	if err != nil {
+		return err
+	}
+	store := learned.NewStore(direct, opts.Namespace)
+	if err := store.Load(ctx, direct); err != nil {
+		return err
+	}
+	if err := nodeclaim.SetupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	if err := termination.SetupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	recorder := mgr.GetEventRecorderFor("nodewright")
+
+	lifecycle := &nodeclaim.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Lifecycle}
+	if err := lifecycle.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)
+	}
+	drain := &termination.Controller{Client: mgr.GetClient(), Recorder: recorder, Opts: opts.Termination}
+	if err := drain.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the termination controller: %w", err)
+	}
+	prov := provisioning.New(mgr.GetClient(), mgr.GetAPIReader(), provider, store, recorder, opts.Provisioning)
+	if err := mgr.Add(prov); err != nil {
+		return err
+	}
+	if err := watchForProvisioning(ctx, mgr, prov); err != nil {
+		return err
+	}
+	gc := &nodeclaim.GarbageCollector{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cloud: provider,
+		Recorder: recorder, Interval: opts.GCInterval, Grace: opts.GCInterval}
+	if err := mgr.Add(gc); err != nil {
+		return err
+	}
+	opts.Disruption.NominationGrace = opts.Provisioning.NominationGrace
+	if err := mgr.Add(&disruption.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption}); err != nil {
+		return err
+	}
+	if err := mgr.Add(provider.Agent()); err != nil {
+		return err
+	}
+	logger.Info("starting nodewright controller", "leaderElection", opts.LeaderElect, "namespace", opts.Namespace,
+		"metrics", opts.MetricsAddr, "probes", opts.ProbeAddr)
+	return mgr.Start(ctx)
+}
+
+func newKWOKProvider(c client.Client, o KWOKOptions) (*kwok.Provider, error) {
+	po := kwok.ProviderOptions{DefaultFaults: o.Faults}
+	if o.CatalogFile != "" {
+		f, err := os.Open(o.CatalogFile)
+		if err != nil {
+			return nil, fmt.Errorf("opening instance-type catalog: %w", err)
+		}
+		defer f.Close()
+		cat, err := kwok.ReadCatalog(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.CatalogFile, err)
+		}
+		po.Catalog = cat
+	}
+	if o.ActualVMMemoryOverheadPercent >= 0 {
+		v := o.ActualVMMemoryOverheadPercent
+		po.ActualVMMemoryOverheadPercent = &v
+	}
+	return kwok.New(c, po)
+}
+
+// ensureNamespace creates the controller's namespace when it can; in a
+// cluster it normally exists already.
+func ensureNamespace(ctx context.Context, c client.Client, ns string) error {
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err == nil || apierrors.IsAlreadyExists(err) || apierrors.IsForbidden(err) {
+		return nil
+	}
+	return fmt.Errorf("creating namespace %s: %w", ns, err)
+}
+
+// watchForProvisioning triggers a provisioning batch on the events that can
+// change what pending pods need: a pod becoming unschedulable, a NodeClaim
+// or node going away, a NodePool or NodeOverlay changing.
+func watchForProvisioning(ctx context.Context, mgr manager.Manager, prov *provisioning.Provisioner) error {
+	trigger := func(any) { prov.Batcher.Trigger() }
+	untried := prov.Opts.UntriedAfter
+	podHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			p, ok := o.(*corev1.Pod)
+			if !ok {
+				return
+			}
+			if snapshot.Provisionable(p) {
+				prov.Batcher.Trigger()
+			} else if untried > 0 && p.Spec.NodeName == "" {
+				// Come back when the pod may be planned without the
+				// scheduler's verdict.
+				time.AfterFunc(untried, prov.Batcher.Trigger)
+			}
+		},
+		UpdateFunc: func(_, o any) {
+			if p, ok := o.(*corev1.Pod); ok && snapshot.Provisionable(p) {
+				prov.Batcher.Trigger()
+			}
+		},
+	}
+	onDelete := cache.ResourceEventHandlerFuncs{DeleteFunc: trigger}
+	onChange := cache.ResourceEventHandlerFuncs{AddFunc: trigger, UpdateFunc: func(_, o any) { trigger(o) }, DeleteFunc: trigger}
+	for _, w := range []struct {
+		obj     client.Object
+		handler cache.ResourceEventHandler
+	}{
+		{&corev1.Pod{}, podHandler},
+		{&karpv1.NodeClaim{}, onDelete},
+		{&corev1.Node{}, onDelete},
+		{&karpv1.NodePool{}, onChange},
+		{&karpv1alpha1.NodeOverlay{}, onChange},
+		{&kwokv1alpha1.KWOKNodeClass{}, onChange},
+	} {
+		inf, err := mgr.GetCache().GetInformer(ctx, w.obj)
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", w.obj, err)
+		}
+		if _, err := inf.AddEventHandler(w.handler); err != nil {
+			return fmt.Errorf("watching %T: %w", w.obj, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/disruption/planner"
+)
+
+// runnerJob is one CI job: a do-not-disrupt pod that runs from start to
+// start+length, then ends (the test deletes it, as a finished job goes).
+type runnerJob struct {
+	name          string
+	start, length time.Duration
+}
+
+// runnerLoad is the CI-runner workload: a peak of 100 jobs at once, then
+// one job every 40s, each 2 to 10 minutes long, for 12 minutes.
+func runnerLoad(seed int64) []runnerJob {
+	rng := rand.New(rand.NewSource(seed))
+	length := func() time.Duration { return 2*time.Minute + time.Duration(rng.Int63n(int64(8*time.Minute))) }
+	var jobs []runnerJob
+	for i := 0; i < 100; i++ {
+		jobs = append(jobs, runnerJob{name: fmt.Sprintf("peak-%03d", i), length: length()})
+	}
+	for t := 40 * time.Second; t <= 12*time.Minute; t += 40 * time.Second {
+		jobs = append(jobs, runnerJob{name: fmt.Sprintf("job-%03d", int(t/time.Second)), start: t, length: length()})
+	}
+	return jobs
+}
+
+// runnerRun is what one run of the load saw.
+type runnerRun struct {
+	pool    string
+	counts  []string // "m:ss nodes/needed"
+	evicted []string
+	last    int // nodes at the end
+	need    int // nodes the load needed at the end
+}
+
+// runRunners plays jobs on a pool whose c5.2xlarge nodes hold five runners
+// each, sampling the node count every 30s. A job whose pod is gone or
+// terminating before the test ends it was evicted.
+func runRunners(t *testing.T, pool, ns string, jobs []runnerJob) *runnerRun {
+	run := &runnerRun{pool: pool}
+	ctx := context.Background()
+	begin := time.Now()
+	type live struct {
+		job runnerJob
+		end time.Time
+	}
+	pending := append([]runnerJob(nil), jobs...)
+	sort.SliceStable(pending, func(i, j int) bool { return pending[i].start < pending[j].start })
+	var running []live
+	nextSample := begin
+	horizon := begin.Add(14 * time.Minute)
+	for time.Now().Before(horizon) {
+		now := time.Now()
+		for len(pending) > 0 && now.Sub(begin) >= pending[0].start {
+			j := pending[0]
+			pending = pending[1:]
+			if err := kc.Create(ctx, runnerPod(ns, pool, j.name)); err != nil {
+				t.Errorf("creating runner %s: %v", j.name, err)
+				continue
+			}
+			running = append(running, live{job: j, end: now.Add(j.length)})
+		}
+		var keep []live
+		for _, l := range running {
+			if now.Before(l.end) {
+				keep = append(keep, l)
+				continue
+			}
+			var p corev1.Pod
+			err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.job.name}, &p)
+			if apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil) {
+				run.evicted = append(run.evicted, l.job.name)
+				continue
+			}
+			if err := kc.Delete(ctx, &p); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("ending runner %s: %v", l.job.name, err)
+			}
+		}
+		running = keep
+		if !now.Before(nextSample) {
+			nodes, err := nodesOf(pool)
+			if err == nil {
+				run.last = len(nodes)
+				run.need = (len(running) + 4) / 5
+				el := now.Sub(begin).Round(time.Second)
+				run.counts = append(run.counts, fmt.Sprintf("%d:%02d %d/%d", int(el.Minutes()), int(el.Seconds())%60, run.last, run.need))
+			}
+			nextSample = nextSample.Add(30 * time.Second)
+		}
+		time.Sleep(250 * time.Millisecond) // the job clock's tick, not a wait for a condition
+	}
+	return run
+}
+
+func runnerPod(ns, pool, name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "runner"},
+			Annotations: map[string]string{karpv1.DoNotDisruptAnnotationKey: "true"}},
+		Spec: corev1.PodSpec{
+			NodeSelector:                  map[string]string{karpv1.NodePoolLabelKey: pool},
+			TerminationGracePeriodSeconds: ptr(int64(0)),
+			Containers: []corev1.Container{{Name: "runner", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}},
+		},
+	}
+}
+
+func runnerPool(t *testing.T, name string, attrition bool) {
+	nodeClass(t, name, nil)
+	nodePool(t, name, name, func(np *karpv1.NodePool) {
+		np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements,
+			req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "c5.2xlarge"))
+		np.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized
+		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("30s")
+		np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "100%"}}
+		if attrition {
+			np.Annotations = map[string]string{planner.DrainByAttritionAnnotation: "true"}
+		}
+	})
+}
+
+// TestDrainByAttritionShrinksRunnerFleet: CI runners (do-not-disrupt, 2-10
+// minutes each) peak at 100 jobs on 20 nodes, then arrive at one every 40s.
+// With drain by attrition, 14 minutes in (the longest job, 10 minutes,
+// after the first peak jobs ended and made room), the fleet is down to what
+// the load needs, with two nodes of slack, and smaller than the fleet
+// without it; no runner is ever evicted. The same load on a NodePool
+// without it is run beside it, for comparison: kube-scheduler spreads new
+// jobs over the half-empty nodes, so consolidation can rarely take one.
+func TestDrainByAttritionShrinksRunnerFleet(t *testing.T) {
+	t.Parallel()
+	const seed = 20261123
+	t.Logf("random seed %d", seed)
+	jobs := runnerLoad(seed)
+	runs := map[bool]*runnerRun{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, attrition := range []bool{true, false} {
+		name := map[bool]string{true: "runners-attrition", false: "runners-plain"}[attrition]
+		runnerPool(t, name, attrition)
+		namespace(t, "e2e-"+name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := runRunners(t, name, "e2e-"+name, jobs)
+			mu.Lock()
+			runs[attrition] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, attrition := range []bool{true, false} {
+		r := runs[attrition]
+		t.Logf("%s (nodes/needed every 30s): %s", r.pool, strings.Join(r.counts, ", "))
+		if len(r.evicted) > 0 {
+			t.Errorf("%s: do-not-disrupt runners evicted: %v", r.pool, r.evicted)
+		}
+	}
+	with, without := runs[true], runs[false]
+	// Two nodes of slack: a job that landed on a node just before it began
+	// draining holds it for up to 10 more minutes, which is the point of
+	// never evicting it.
+	if with.last > with.need+2 {
+		t.Errorf("with drain by attrition the fleet ended at %d nodes for a load needing %d", with.last, with.need)
+	}
+	if without.last <= with.last {
+		t.Errorf("without drain by attrition the fleet ended at %d nodes, not more than with it (%d): the comparison shows nothing", without.last, with.last)
+	}
+}

@@ -1,0 +1,127 @@
+// Package e2e runs nodewright end to end on a full local control plane:
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok,
+// started by kwokctl's binary runtime, with the controller as its own
+// process built from this tree. kube-scheduler, not the test, binds every
+// pod; kwok runs them. Each test has its own NodePool, so tests run in
+// parallel, except the one that kills the controller.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodewright/nodewright/internal/devcluster"
+	"github.com/nodewright/nodewright/internal/devenv"
+	"github.com/nodewright/nodewright/internal/kubebin"
+	"github.com/nodewright/nodewright/internal/operator"
+)
+
+var (
+	env *devenv.Env
+	kc  client.Client
+)
+
+// controllerArgs shorten the controller's timers so tests run in minutes.
+var controllerArgs = []string{
+	"--metrics-bind-address=0", "--health-probe-bind-address=0",
+	"--leader-lease-duration=4s", "--leader-renew-deadline=3s", "--leader-retry-period=500ms",
+	"--gc-interval=5s", "--disruption-interval=2s", "--log-level=info",
+}
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	bins, err := kubebin.Binaries()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	root, err := kubebin.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "nodewright-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	binary := filepath.Join(tmp, "nodewright")
+	build := exec.Command("go", "build", "-o", binary, "./cmd/nodewright")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building nodewright:", err)
+		return 1
+	}
+	env, err = devenv.Up(ctx, devcluster.Options{
+		Name:        fmt.Sprintf("nw-e2e-%d", os.Getpid()),
+		BinariesDir: bins,
+		WorkDir:     filepath.Join(tmp, "kwok"),
+		Ephemeral:   true,
+		Log:         os.Stderr,
+	}, binary)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the local cluster:", err)
+		return 1
+	}
+	defer func() { _ = env.Down(context.Background()) }()
+	kc, err = client.New(env.Config, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	env.ControllerArgs = controllerArgs
+	if err := env.StartController(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		dumpControllerLog(200)
+		env.Cluster.DumpLogs(os.Stderr, 40)
+	}
+	return code
+}
+
+func dumpControllerLog(lines int) {
+	b, err := os.ReadFile(env.ControllerLog())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: reading the controller log:", err)
+		return
+	}
+	keep := filepath.Join(os.TempDir(), "nodewright-e2e-controller.log")
+	if os.WriteFile(keep, b, 0o644) == nil {
+		fmt.Fprintln(os.Stderr, "e2e: the whole controller log is kept at", keep)
+	}
+	all := splitLines(b)
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	fmt.Fprintf(os.Stderr, "---- last %d lines of the controller log ----\n", len(all))
+	for _, l := range all {
+		fmt.Fprintln(os.Stderr, l)
+	}
+}
+
+func splitLines(b []byte) []string {
+	var out []string
+	start := 0
+	for i, c := range b {
+		if c == '\n' {
+			out = append(out, string(b[start:i]))
+			start = i + 1
+		}
+	}
+	if start < len(b) {
+		out = append(out, string(b[start:]))
+	}
+	return out
+}

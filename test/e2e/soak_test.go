@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+)
+
+// soakEvents is how many random events the soak test plays: 150 in the
+// default run, NODEWRIGHT_SOAK_EVENTS for longer ones (`make soak` plays 500).
+func soakEvents() int {
+	if v, err := strconv.Atoi(os.Getenv("NODEWRIGHT_SOAK_EVENTS")); err == nil && v > 0 {
+		return v
+	}
+	return 150
+}
+
+// soakWatch checks invariants while the soak runs: a PDB'd Deployment never
+// has fewer ready pods than its minAvailable once it reached it, and no
+// do-not-disrupt job pod goes before the test ends it.
+type soakWatch struct {
+	mu         sync.Mutex
+	jobs       map[string]time.Time // do-not-disrupt pods the test has not ended, and when it created them
+	violations []string
+	reached    bool
+	stop, done chan struct{}
+}
+
+func (w *soakWatch) run(ns string, minAvailable int) {
+	defer close(w.done)
+	for {
+		var pods corev1.PodList
+		listed := time.Now()
+		if err := kc.List(context.Background(), &pods, client.InNamespace(ns)); err == nil {
+			ready, present := 0, map[string]bool{}
+			for _, p := range pods.Items {
+				if p.Labels["app"] == "guarded" && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) {
+					ready++
+				}
+				if p.DeletionTimestamp == nil {
+					present[p.Name] = true
+				}
+			}
+			w.mu.Lock()
+			if ready >= minAvailable {
+				w.reached = true
+			} else if w.reached {
+				w.violations = append(w.violations, fmt.Sprintf("%s: %d guarded pods ready, PDB minAvailable %d", time.Now().Format(time.TimeOnly), ready, minAvailable))
+			}
+			for name, created := range w.jobs {
+				// A job created after the list began may not be in it.
+				if created.Before(listed) && !present[name] {
+					w.violations = append(w.violations, fmt.Sprintf("%s: do-not-disrupt pod %s went before its job ended", time.Now().Format(time.TimeOnly), name))
+					delete(w.jobs, name)
+				}
+			}
+			w.mu.Unlock()
+		}
+		select {
+		case <-w.stop:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// TestSoakRandomEvents plays random events on one NodePool that
+// consolidates and drifts: a Deployment scaled up and down, do-not-disrupt
+// jobs started and ended, bare pods created and deleted, NodePool edits
+// (template labels, which drift every node; consolidateAfter; budgets) and
+// controller SIGKILLs. Throughout, a Deployment guarded by a PDB never
+// drops below its minAvailable and no do-not-disrupt pod is evicted; at the
+// end every pod runs. Runs alone: it kills the shared controller.
+func TestSoakRandomEvents(t *testing.T) {
+	const pool, ns = "soak", "e2e-soak"
+	const seed = 424242
+	t.Logf("random seed %d, %d events", seed, soakEvents())
+	rng := rand.New(rand.NewSource(seed))
+	ctx := context.Background()
+	nodeClass(t, pool, nil)
+	nodePool(t, pool, pool, func(np *karpv1.NodePool) {
+		consolidating(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized)(np)
+		np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "50%"}}
+	})
+	namespace(t, ns)
+	sel := map[string]string{karpv1.NodePoolLabelKey: pool}
+	deployment(t, ns, "guarded", 4, sel, podShape{cpu: "700m", memory: "512Mi"})
+	deployment(t, ns, "web", 6, sel, podShape{cpu: "500m", memory: "512Mi"})
+	minAvailable := intstr.FromInt32(3)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}}
+	if err := kc.Create(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+	w := &soakWatch{jobs: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run(ns, 3)
+	var jobs, bare []string
+	counts := map[string]int{}
+	for i := 0; i < soakEvents(); i++ {
+		kind := []string{"scale", "scale", "job", "job", "end-job", "end-job", "bare", "delete-bare", "label", "consolidate-after", "budget", "restart"}[rng.Intn(12)]
+		switch kind {
+		case "scale":
+			scale(t, ns, "web", int32(rng.Intn(16)))
+		case "job":
+			name := fmt.Sprintf("job-%d", i)
+			p := soakPod(ns, name, sel, map[string]string{karpv1.DoNotDisruptAnnotationKey: "true"})
+			if err := kc.Create(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			created := time.Now() // a list begun after this sees the pod
+			jobs = append(jobs, name)
+			w.mu.Lock()
+			w.jobs[name] = created
+			w.mu.Unlock()
+		case "end-job":
+			if len(jobs) == 0 {
+				continue
+			}
+			k := rng.Intn(len(jobs))
+			name := jobs[k]
+			jobs = append(jobs[:k], jobs[k+1:]...)
+			w.mu.Lock()
+			delete(w.jobs, name)
+			w.mu.Unlock()
+			if err := kc.Delete(ctx, soakPod(ns, name, nil, nil)); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+		case "bare":
+			name := fmt.Sprintf("bare-%d", i)
+			if err := kc.Create(ctx, soakPod(ns, name, sel, nil)); err != nil {
+				t.Fatal(err)
+			}
+			bare = append(bare, name)
+		case "delete-bare":
+			if len(bare) == 0 {
+				continue
+			}
+			k := rng.Intn(len(bare))
+			if err := kc.Delete(ctx, soakPod(ns, bare[k], nil, nil)); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+			bare = append(bare[:k], bare[k+1:]...)
+		case "label":
+			v := strconv.Itoa(i)
+			patchPool(t, pool, func(np *karpv1.NodePool) { np.Spec.Template.Labels = map[string]string{"soak-rev": v} })
+		case "consolidate-after":
+			v := []string{"0s", "5s", "20s", "Never"}[rng.Intn(4)]
+			patchPool(t, pool, func(np *karpv1.NodePool) { np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration(v) })
+		case "budget":
+			v := []string{"0", "1", "50%", "100%"}[rng.Intn(4)]
+			patchPool(t, pool, func(np *karpv1.NodePool) { np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: v}} })
+		case "restart":
+			if err := env.KillController(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.StartController(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		counts[kind]++
+		time.Sleep(time.Duration(200+rng.Intn(1600)) * time.Millisecond) // the pace of the events, not a wait for a condition
+	}
+	t.Logf("events played: %v", counts)
+	// Let drift and consolidation settle with a budget that lets them.
+	patchPool(t, pool, func(np *karpv1.NodePool) {
+		np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "100%"}}
+		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("5s")
+	})
+	eventually(t, 6*time.Minute, "every soak pod Running", func() (bool, error) {
+		running, other, err := podCounts(ns)
+		return err == nil && other == 0, errorf("%d running, %d not (err %v)", running, other, err)
+	})
+	close(w.stop)
+	<-w.done
+	for _, v := range w.violations {
+		t.Error(v)
+	}
+	nodes, _ := nodesOf(pool)
+	running, _, _ := podCounts(ns)
+	t.Logf("after %d events: %d pods Running on %d nodes, %d invariant violations", soakEvents(), running, len(nodes), len(w.violations))
+}
+
+func soakPod(ns, name string, sel, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
+		Spec: corev1.PodSpec{NodeSelector: sel, TerminationGracePeriodSeconds: ptr(int64(0)),
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m"), corev1.ResourceMemory: resource.MustParse("256Mi")}}}}},
+	}
+}

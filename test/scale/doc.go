@@ -1,0 +1,76 @@
+// Package scale holds nodewright's end-to-end scale benchmark,
+// BenchmarkScale40k: 40,000 pending pods on the local cluster (kwokctl's
+// binary runtime with nodewright's CRDs, internal/devenv), the controller
+// running as its own process exactly as `nodewright dev up` runs it.
+//
+// It measures, from the moment the last pod was created:
+//
+//   - s-to-last-nodeclaim: until the last NodeClaim the controller created, as
+//     this process's watch received it (millisecond resolution), up to the end
+//     of the run (every pod Running, or NODEWRIGHT_SCALE_WAIT_RUNNING spent);
+//   - s-to-all-placed: until every pod was first bound or nominated;
+//   - s-sched-tried: until kube-scheduler had given every pod a first verdict
+//     (Unschedulable, or a binding);
+//   - s-place-p50/p99/max: per pod, from its creation to its nomination or
+//     binding, whichever came first;
+//   - s-react-p50/p99/max: per pod, from kube-scheduler marking it
+//     Unschedulable to its nomination (only pods seen marked before they were
+//     nominated: the controller also plans pods the scheduler has not tried
+//     --provision-untried-pods-after their creation);
+//
+// and the controller's peak resident memory (VmHWM), the NodeClaims created,
+// the solves it ran (from its log and its metrics endpoint), how many pods
+// were Running then, and the CPU each process of the cluster used. It then
+// waits for every pod to run, counting the NodeClaims that still come: pods
+// kube-scheduler put elsewhere than planned are planned again once their
+// nominations lapse.
+//
+// It is not part of the default test run (the package has no tests). Run it
+// with, from the repository root:
+//
+//	make bench-scale
+//	go test -run '^$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
+//
+// Progress lines go to stderr as it runs; a run of 40,000 pods takes 20 to 60
+// minutes on two cores, most of it kube-apiserver, kube-scheduler and kwok.
+//
+// Knobs, all environment variables:
+//
+//	NODEWRIGHT_SCALE_PODS             pods to create (default 40000; try 2000 first)
+//	NODEWRIGHT_SCALE_WAIT_RUNNING     after measuring, wait this long for every pod
+//	                                  to run (Go duration, default 5m; 0 skips)
+//	NODEWRIGHT_SCALE_TIMEOUT          give up measuring after this long (default 20m)
+//	NODEWRIGHT_SCALE_SETTLE           quiet window proving no more NodeClaims come
+//	                                  (default 15s)
+//	NODEWRIGHT_SCALE_MIN_NODE_CPU     allow only instance types of at least this many
+//	                                  vCPUs (default 0: all sizes; the cost-optimal
+//	                                  plan then uses mostly 2-vCPU nodes, and the
+//	                                  thousands of simulated nodes load a small
+//	                                  machine's API server more than the pods do)
+//	NODEWRIGHT_SCALE_HEARTBEAT_FACTOR stretch kwok's node leases, status updates and
+//	                                  the node lifecycle grace period (default 5, kwokctl's
+//	                                  own default for large simulations; 1 is a kubelet's
+//	                                  timing, which two cores simulating thousands of nodes
+//	                                  cannot keep: leases lapse, nodes go NotReady and the
+//	                                  taint-eviction controller deletes their pods)
+//	NODEWRIGHT_SCALE_GOMEMLIMIT       the controller's GOMEMLIMIT (default 1200MiB, as a
+//	                                  deployment with a 1.5 GiB memory limit would set it,
+//	                                  Karpenter's chart does the same; empty: none)
+//	NODEWRIGHT_SCALE_CONTROLLER_ARGS  extra `nodewright controller` arguments,
+//	                                  space separated
+//	NODEWRIGHT_SCALE_WORKDIR          kwok work dir (default: nodewright's cache);
+//	                                  /dev/shm takes disk latency out of etcd
+//	NODEWRIGHT_SCALE_KEEP_LOG         copy the controller log to this file
+//	NODEWRIGHT_SCALE_PPROF            a directory: run the controller from
+//	                                  ./test/scale/profiled (the same operator.Run
+//	                                  with net/http/pprof) and save 30-second CPU
+//	                                  profiles, heap profiles and goroutine dumps
+//	                                  there throughout the run
+//
+// The pods are bare pods (no owner), in namespace "scale", of eight shapes from
+// 100m/128Mi to 2/4Gi in equal numbers, created by 64 goroutines through a
+// protobuf client allowed 2000 requests a second: the time the last create
+// returns is then the benchmark's own, not kube-controller-manager's ReplicaSet
+// pacing. The NodePool allows amd64 and arm64, on-demand and spot, of the kwok
+// provider's built-in catalog, with no limits and consolidateAfter: Never.
+package scale
