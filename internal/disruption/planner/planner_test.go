@@ -328,3 +328,34 @@ func TestDecideReportsSavings(t *testing.T) {
 		t.Errorf("replacement costs $%.4f/h, not less than the node's $%.4f/h", price, p.Candidates[0].Price)
 	}
 }
+
+// A node removed earlier in the loop must not lend its pods' new homes to a
+// later command: the expired node's pods are the provisioner's to place,
+// and the drifted node's replacements stay in its own NodePool.
+func TestReplacementsHoldOnlyTheCandidatesPods(t *testing.T) {
+	never := func(np *karpv1.NodePool) { np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never") }
+	old := pool("old", never, func(np *karpv1.NodePool) { np.Spec.Template.Spec.ExpireAfter = karpv1.MustParseNillableDuration("30m") })
+	drifting := pool("drifting", never)
+	w := newWorld(old, drifting)
+	w.node("a", "old", "c5.xlarge", "on-demand")
+	w.node("b", "drifting", "c5.xlarge", "on-demand")
+	for node, np := range map[string]string{"a": "old", "b": "drifting"} {
+		p := w.pod(node, "3", "4Gi", nil)
+		p.Spec.NodeSelector = map[string]string{karpv1.NodePoolLabelKey: np}
+	}
+	drifting.Spec.Template.Labels = map[string]string{"team": "new"}
+	p := w.decide()
+	check(t, p, want{commands: []string{"Expired/Delete:a", "Drifted/Replace:b"}})
+	for _, cmd := range p.Commands {
+		for _, r := range cmd.Replacements {
+			if cmd.Reason != karpv1.DisruptionReasonDrifted || r.NodePool != "drifting" {
+				t.Errorf("%s command has a replacement in NodePool %s", cmd.Reason, r.NodePool)
+			}
+			for _, pod := range r.Pods {
+				if pod.Spec.NodeSelector[karpv1.NodePoolLabelKey] != "drifting" {
+					t.Errorf("replacement for %v holds pod %s of another NodePool", cmd.Claims, pod.Name)
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/nodewright/nodewright/internal/disruption/protect"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -35,10 +37,15 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 	in.Pods = nil
 	in.Nodes = make([]solver.Node, len(p.base.Nodes))
 	copy(in.Nodes, p.base.Nodes)
+	own := map[types.UID]bool{}
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
 		if !drop[p.claimOf[n.Name]] {
 			continue
+		}
+		mine := false
+		for _, c := range gone {
+			mine = mine || c.claim.Name == p.claimOf[n.Name]
 		}
 		n.Deleting = true
 		for _, pod := range n.Pods {
@@ -48,6 +55,9 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 				continue
 			}
 			in.Pods = append(in.Pods, pod)
+			if mine {
+				own[pod.UID] = true
+			}
 		}
 		n.Pods = nil
 	}
@@ -66,5 +76,30 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 	if err != nil {
 		return simulation{err: err}
 	}
-	return simulation{plan: plan, unschedulable: plan.Unschedulable}
+	return ownPart(plan, own)
+}
+
+// ownPart keeps what concerns the candidates' own pods. The pods of nodes
+// removed earlier in the loop take part in the solve, so that they claim
+// their room first, but their new homes are the earlier command's business
+// (or the provisioner's): without this a drifted node of one NodePool was
+// given a "replacement" in another NodePool, for another command's pods.
+func ownPart(plan *solver.Plan, own map[types.UID]bool) simulation {
+	out := *plan
+	out.NewClaims = nil
+	for _, nc := range plan.NewClaims {
+		for _, pod := range nc.Pods {
+			if own[pod.UID] {
+				out.NewClaims = append(out.NewClaims, nc)
+				break
+			}
+		}
+	}
+	out.Unschedulable = nil
+	for _, u := range plan.Unschedulable {
+		if own[u.Pod.UID] {
+			out.Unschedulable = append(out.Unschedulable, u)
+		}
+	}
+	return simulation{plan: &out, unschedulable: out.Unschedulable}
 }
