@@ -88,7 +88,7 @@ func (p *planning) attrition() {
 // keepDraining puts c among the nodes draining by attrition; the next
 // nodes are judged without it.
 func (p *planning) keepDraining(c *candidate, protected []string) {
-	p.removed[c.claim.Name] = true
+	p.closed[c.claim.Name] = true
 	c.view.State = "Attrition"
 	c.view.Blockers = append([]string{"draining by attrition: no new pods; removed when its protected pods end"}, c.view.Blockers...)
 	p.plan.Attrition = append(p.plan.Attrition, Attrition{Claim: c.claim.Name, Node: c.node.Name, NodePool: c.pool.Name, Protected: protected})

@@ -25,6 +25,9 @@ type planning struct {
 	disrupting map[string]map[Reason]int
 	// removed holds the claims this plan's commands take away.
 	removed map[string]bool
+	// closed holds the claims draining by attrition: they take no new pods,
+	// and their pods end where they are, so no simulation moves them.
+	closed map[string]bool
 	plan    *Plan
 	solves  int
 	free    map[string]room // per node, cpu and memory left
@@ -34,7 +37,7 @@ type planning struct {
 // (a budget, a PDB selector) are reported and treated as blocking.
 func Decide(in Input) *Plan {
 	p := &planning{in: in, total: map[string]int{}, disrupting: map[string]map[Reason]int{},
-		removed: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
+		removed: map[string]bool{}, closed: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
 	if p.in.Options.MultiNodeMax <= 0 {
 		p.in.Options.MultiNodeMax = DefaultOptions().MultiNodeMax
 	}
@@ -105,7 +108,7 @@ func (p *planning) take(cmd Command, cs []*candidate) {
 func (p *planning) live() []*candidate {
 	var out []*candidate
 	for _, c := range p.cands {
-		if !p.removed[c.claim.Name] {
+		if !p.removed[c.claim.Name] && !p.closed[c.claim.Name] {
 			out = append(out, c)
 		}
 	}

@@ -294,6 +294,24 @@ func TestDecide(t *testing.T) {
 		},
 		want: want{attrition: []string{"a"}, blockers: map[string]string{"b": "do-not-disrupt"}},
 	}, {
+		name: "nodes already draining by attrition keep their pods, so one more can drain",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) { np.Annotations[DrainByAttritionAnnotation] = "true" }))
+			for _, name := range []string{"a", "b"} {
+				_, n := w.node(name, "p", "c5.2xlarge", "on-demand")
+				n.Spec.Taints = []corev1.Taint{{Key: AttritionTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr(metav1.NewTime(w.now.Add(-time.Minute)))}}
+				w.pod(name, "4", "2Gi", doNotDisrupt("true"))
+			}
+			w.node("c", "p", "c5.2xlarge", "on-demand")
+			w.node("d", "p", "c5.2xlarge", "on-demand")
+			w.pod("c", "3", "2Gi", doNotDisrupt("true"))
+			w.pod("d", "3", "2Gi", doNotDisrupt("true"))
+			return w
+		},
+		// d has room for c's 3 CPUs, not for a's and b's 8 as well: those
+		// end where they are and must not be counted as moving.
+		want: want{attrition: []string{"a", "b", "c"}, blockers: map[string]string{"d": "do-not-disrupt"}},
+	}, {
 		name: "a node drained by attrition past the maximum wait is deleted",
 		build: func() *world {
 			w := newWorld(pool("p", func(np *karpv1.NodePool) {

@@ -52,7 +52,7 @@ func (p *planning) mightGo(c *candidate) bool {
 	var total room
 	fits := false
 	for _, o := range p.cands {
-		if o == c || p.removed[o.claim.Name] {
+		if o == c || p.removed[o.claim.Name] || p.closed[o.claim.Name] {
 			continue
 		}
 		f := p.free[o.node.Name]

@@ -20,7 +20,8 @@ type simulation struct {
 // ok reports whether every moving pod found a place.
 func (s simulation) ok() bool { return s.err == nil && len(s.unschedulable) == 0 }
 
-// simulate removes the nodes of gone (claim names) and of p.removed, and
+// simulate removes the nodes of gone (claim names) and of p.removed, closes
+// those of p.closed, and
 // places their pods, with the solver, on the rest of the cluster and on new
 // NodeClaims. Pending pods that are not the nodes' own are left out: the
 // provisioner places those, and a pod that fits nowhere must not stop a
@@ -40,6 +41,9 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 	own := map[types.UID]bool{}
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
+		if p.closed[p.claimOf[n.Name]] {
+			n.Deleting = true // closed to new pods; its own stay
+		}
 		if !drop[p.claimOf[n.Name]] {
 			continue
 		}
