@@ -28,9 +28,9 @@ type planning struct {
 	// closed holds the claims draining by attrition: they take no new pods,
 	// and their pods end where they are, so no simulation moves them.
 	closed map[string]bool
-	plan    *Plan
-	solves  int
-	free    map[string]room // per node, cpu and memory left
+	plan   *Plan
+	solves int
+	free   map[string]room // per node, cpu and memory left
 }
 
 // Decide plans one disruption loop. It never fails: parts it cannot read

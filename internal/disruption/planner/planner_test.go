@@ -351,7 +351,9 @@ func TestDecideReportsSavings(t *testing.T) {
 // later command: the expired node's pods are the provisioner's to place,
 // and the drifted node's replacements stay in its own NodePool.
 func TestReplacementsHoldOnlyTheCandidatesPods(t *testing.T) {
-	never := func(np *karpv1.NodePool) { np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never") }
+	never := func(np *karpv1.NodePool) {
+		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+	}
 	old := pool("old", never, func(np *karpv1.NodePool) { np.Spec.Template.Spec.ExpireAfter = karpv1.MustParseNillableDuration("30m") })
 	drifting := pool("drifting", never)
 	w := newWorld(old, drifting)
