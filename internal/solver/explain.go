@@ -89,10 +89,8 @@ func (s *state) explainPool(g *group, p *pool) PoolReason {
 			tr.Reason = "no available offering in the allowed zones and capacity types"
 		} else if f, i := fits(&need, &it.alloc); !f {
 			name := s.ri.names[i]
-			a := it.it.Arithmetic(name)
-			tr.Resource, tr.Arithmetic = name, &a
-			tr.Needed = quantity(name, need[i])
-			tr.Reason = shortfall(a, tr.Needed)
+			s.setResource(&tr, it, i, &need, &g.req, &daemon)
+			tr.Reason = shortfall(*tr.Arithmetic, tr.Needed)
 			if daemon[i] > 0 {
 				tr.Reason += fmt.Sprintf(" (pod %s + DaemonSets %s)", fmtAmount(name, g.req[i]), fmtAmount(name, daemon[i]))
 			}
@@ -100,6 +98,10 @@ func (s *state) explainPool(g *group, p *pool) PoolReason {
 			tr.Reason = "would exceed the NodePool's limits"
 		} else {
 			fitting++
+			tr.Fits = true
+			if i := tightest(&need, &it.alloc); i >= 0 {
+				s.setResource(&tr, it, i, &need, &g.req, &daemon)
+			}
 			tr.Reason = "fits alone, but topology or other pods' constraints left no place"
 		}
 		pr.InstanceTypes = append(pr.InstanceTypes, tr)
@@ -113,6 +115,54 @@ func (s *state) explainPool(g *group, p *pool) PoolReason {
 		}
 	}
 	return pr
+}
+
+// setResource fills in the arithmetic of resource i for a type.
+func (s *state) setResource(tr *TypeReason, it *itype, i int, need, pod, daemon *vec) {
+	name := s.ri.names[i]
+	a := it.it.Arithmetic(name)
+	tr.Resource, tr.Arithmetic = name, &a
+	tr.Needed = quantity(name, need[i])
+	tr.Pod = quantity(name, pod[i])
+	tr.DaemonSets = quantity(name, daemon[i])
+}
+
+// tightest is the resource the pod uses the largest share of, or -1 when
+// it requests nothing the type has. The pods count is left out: one slot
+// of a hundred is never what a person asks about.
+func tightest(need, have *vec) int {
+	best, share := -1, -1.0
+	for i := range need {
+		if i == podsIdx || need[i] <= 0 || have[i] <= 0 {
+			continue
+		}
+		if f := float64(need[i]) / float64(have[i]); f > share {
+			best, share = i, f
+		}
+	}
+	return best
+}
+
+// ExplainPod says, for one pod, why each existing node refuses it and why
+// each NodePool and instance type can or cannot hold it, as Reason does for
+// a pod the solver gave up on, but whether or not the pod would be placed.
+// The pod is judged as the only pending pod: in's other pending pods are
+// not placed first. Types that fit have Fits set; Summary is empty unless
+// nothing can hold the pod at all (a missing volume, say), which it names.
+func ExplainPod(in *Input, pod *corev1.Pod) (*Reason, error) {
+	one := *in
+	one.Pods = []*corev1.Pod{pod}
+	s, err := compile(&one)
+	if err != nil {
+		return nil, err
+	}
+	g := s.groups[0]
+	r := s.explain(g)
+	if g.blocked == "" && len(g.tooManyResources) == 0 {
+		// Whether the pod is placed is Solve's to say, not this summary's.
+		r.Summary = ""
+	}
+	return r, nil
 }
 
 func summarize(r *Reason) string {

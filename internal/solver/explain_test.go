@@ -85,3 +85,47 @@ func TestExplainShowsAllocatableArithmetic(t *testing.T) {
 		t.Fatalf("with the overlay the pod should get an r5a.8xlarge; got %d claims, unschedulable %v", len(plan.NewClaims), plan.Unschedulable)
 	}
 }
+
+// TestExplainPodReportsFittingTypes: ExplainPod gives the arithmetic of the
+// tightest resource for a type that fits as well as for one that does not,
+// split into the pod's and the DaemonSets' share.
+func TestExplainPodReportsFittingTypes(t *testing.T) {
+	small := pod("small", corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("200Gi"), corev1.ResourceCPU: resource.MustParse("1")})
+	big := pod("big", corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("240Gi")})
+	np := solver.NodePool{
+		Name:          "memory",
+		Requirements:  scheduling.NewRequirements(scheduling.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "r5a.8xlarge")),
+		InstanceTypes: []*instancetype.InstanceType{r5a8xlarge()},
+	}
+	cases := []struct {
+		name     string
+		pod      *corev1.Pod
+		fits     bool
+		resource corev1.ResourceName
+		needed   string
+	}{
+		{"fits: memory is the tightest", small, true, corev1.ResourceMemory, "200Gi"},
+		{"too big", big, false, corev1.ResourceMemory, "240Gi"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := solver.ExplainPod(&solver.Input{NodePools: []solver.NodePool{np}, Pods: []*corev1.Pod{big, small}}, tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.NodePools) != 1 || len(r.NodePools[0].InstanceTypes) != 1 {
+				t.Fatalf("want one pool with one type, got %+v", r.NodePools)
+			}
+			tr := r.NodePools[0].InstanceTypes[0]
+			if tr.Fits != tc.fits || tr.Resource != tc.resource || tr.Arithmetic == nil {
+				t.Fatalf("got fits=%v resource=%q arithmetic=%v, want fits=%v resource=%q", tr.Fits, tr.Resource, tr.Arithmetic, tc.fits, tc.resource)
+			}
+			if tr.Pod.Cmp(resource.MustParse(tc.needed)) != 0 || tr.Needed.Cmp(tr.Pod) != 0 || !tr.DaemonSets.IsZero() {
+				t.Errorf("pod %s, needed %s, DaemonSets %s; want pod = needed = %s and no DaemonSets", tr.Pod.String(), tr.Needed.String(), tr.DaemonSets.String(), tc.needed)
+			}
+			if r.Summary != "" {
+				t.Errorf("summary %q: ExplainPod leaves placement to Solve", r.Summary)
+			}
+		})
+	}
+}

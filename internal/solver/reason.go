@@ -37,15 +37,22 @@ type PoolReason struct {
 	InstanceTypes []TypeReason
 }
 
-// TypeReason is why one instance type cannot hold a pod.
+// TypeReason is why one instance type cannot hold a pod, or, with Fits,
+// that it can (ExplainPod reports those too).
 type TypeReason struct {
 	InstanceType string
 	Reason       string
-	// For a resource shortfall: the resource, the allocatable arithmetic and
-	// what the pod (with DaemonSet overhead) needs.
+	// Fits says the type holds the pod alone: its requirements, offerings,
+	// resources and the NodePool's limits all allow it.
+	Fits bool
+	// For a resource shortfall, or for a type that fits its tightest
+	// resource: the resource, the allocatable arithmetic and what the pod
+	// (with DaemonSet overhead) needs, split into the two.
 	Resource   corev1.ResourceName
 	Arithmetic *instancetype.Arithmetic
 	Needed     resource.Quantity
+	Pod        resource.Quantity
+	DaemonSets resource.Quantity
 }
 
 // String is the whole explanation, one line per NodePool and instance type.
