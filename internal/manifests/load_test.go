@@ -1,0 +1,160 @@
+package manifests
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+)
+
+func TestLoad(t *testing.T) {
+	cases := []struct {
+		name  string
+		paths []string
+		// counts by kind that must hold
+		counts map[string]int
+		// problems, each a list of substrings one problem must hold
+		problems [][]string
+	}{
+		{
+			name:   "directory read recursively with lists, JSON and empty documents",
+			paths:  []string{"testdata/good"},
+			counts: map[string]int{"NodePool": 1, "KWOKNodeClass": 1, "Deployment": 2, "Job": 1, "Pod": 3 + 2 + 1},
+		},
+		{
+			name:   "a file named directly",
+			paths:  []string{"testdata/good/pools.yaml"},
+			counts: map[string]int{"NodePool": 1, "KWOKNodeClass": 1, "Pod": 0},
+		},
+		{
+			name:   "bad objects are reported and skipped, good ones kept",
+			paths:  []string{"testdata/bad"},
+			counts: map[string]int{"NodePool": 0, "NodeClaim": 0, "Pod": 1},
+			problems: [][]string{
+				{"malformed.yaml", "not valid YAML"},
+				{"references.yaml", "NodePool orphan", "KWOKNodeClass missing", "not in the input"},
+				{"references.yaml", "NodeClaim orphan-abcde", "NodePool orphan"},
+				{"references.yaml", "Pod default/typo", "unknown field", "contaners"},
+				{"references.yaml", "Pod default/empty", "containers is empty"},
+				{"references.yaml", "Pod default/fine", "node gone", "simulated as pending"},
+				{"unknown.yaml", "ConfigMap default/settings", "not something the simulator reads"},
+			},
+		},
+		{
+			name:     "a missing path",
+			paths:    []string{"testdata/nope"},
+			problems: [][]string{{"testdata/nope", "cannot read"}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set, problems := Load(tc.paths...)
+			objs := set.Objects()
+			for kind, want := range tc.counts {
+				if objs[kind] != want {
+					t.Errorf("%s: got %d, want %d", kind, objs[kind], want)
+				}
+			}
+			if len(problems) != len(tc.problems) {
+				t.Errorf("got %d problems, want %d:\n%s", len(problems), len(tc.problems), list(problems))
+			}
+			for _, want := range tc.problems {
+				if !anyHolds(problems, want) {
+					t.Errorf("no problem holds %q; problems:\n%s", want, list(problems))
+				}
+			}
+		})
+	}
+}
+
+func list(ps []Problem) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("  " + p.String() + "\n")
+	}
+	return b.String()
+}
+
+func anyHolds(ps []Problem, subs []string) bool {
+	for _, p := range ps {
+		s, all := p.String(), true
+		for _, sub := range subs {
+			all = all && strings.Contains(s, sub)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLoadAppliesAPIDefaults(t *testing.T) {
+	set, problems := Load("testdata/good")
+	if len(problems) > 0 {
+		t.Fatalf("problems: %s", list(problems))
+	}
+	np := set.NodePool("default")
+	d := np.Spec.Disruption
+	if d.ConsolidateAfter.Duration != nil {
+		t.Errorf("consolidateAfter: Never became %v", d.ConsolidateAfter)
+	}
+	if d.ConsolidationPolicy != karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized {
+		t.Errorf("consolidationPolicy defaulted to %q", d.ConsolidationPolicy)
+	}
+	if len(d.Budgets) != 1 || d.Budgets[0].Nodes != "10%" {
+		t.Errorf("budgets defaulted to %+v", d.Budgets)
+	}
+	if e := np.Spec.Template.Spec.ExpireAfter.Duration; e == nil || e.String() != "720h0m0s" {
+		t.Errorf("expireAfter defaulted to %v", np.Spec.Template.Spec.ExpireAfter)
+	}
+	if set.NodeClass("default").Spec.Image != "kwok-image-v1" {
+		t.Errorf("image defaulted to %q", set.NodeClass("default").Spec.Image)
+	}
+	if np.UID == "" {
+		t.Error("NodePool got no UID")
+	}
+}
+
+func TestWorkloadsExpandToOwnedPendingPods(t *testing.T) {
+	set, _ := Load("testdata/good")
+	byOwner := map[string][]*corev1.Pod{}
+	for _, p := range set.Pods {
+		ref := metav1.GetControllerOf(p)
+		owner := "none"
+		if ref != nil {
+			owner = ref.Kind + "/" + ref.Name
+		}
+		byOwner[owner] = append(byOwner[owner], p)
+	}
+	tests := []struct {
+		owner    string
+		n        int
+		duration string
+	}{
+		{"ReplicaSet/web-sim", 3, ""},
+		{"Job/build", 2, "10m"},
+		{"none", 1, ""}, // api's own pod: api is not expanded again
+		{"ReplicaSet/api-sim", 0, ""},
+	}
+	for _, tc := range tests {
+		pods := byOwner[tc.owner]
+		if len(pods) != tc.n {
+			t.Errorf("%s: %d pods, want %d", tc.owner, len(pods), tc.n)
+			continue
+		}
+		for _, p := range pods {
+			if tc.owner != "none" && (p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending) {
+				t.Errorf("%s: pod %s is not pending", tc.owner, p.Name)
+			}
+			if p.Annotations[DurationAnnotation] != tc.duration {
+				t.Errorf("%s: pod %s duration %q, want %q", tc.owner, p.Name, p.Annotations[DurationAnnotation], tc.duration)
+			}
+		}
+	}
+	if p := byOwner["Job/build"]; len(p) > 0 && p[0].Namespace != "ci" {
+		t.Errorf("job pod namespace %q", p[0].Namespace)
+	}
+}
