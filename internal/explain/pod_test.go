@@ -1,0 +1,79 @@
+package explain
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+)
+
+// TestPodExplanations renders explain pod on small clusters and compares
+// the text with testdata/pod-*.golden.
+func TestPodExplanations(t *testing.T) {
+	memoryPool := pool("memory", onlyTypes("r5a.8xlarge"))
+	taintedPool := pool("gpu", func(np *karpv1.NodePool) {
+		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
+	})
+	cases := []struct {
+		name  string
+		build func(s *sources)
+		pod   string
+		// want must appear in the output, so that a golden file rewritten
+		// with -update cannot silently lose the point of the case.
+		want string
+	}{
+		{"pod-240gi-does-not-fit", func(s *sources) {
+			s.Cluster.NodePools = append(s.Cluster.NodePools, memoryPool, taintedPool)
+			s.daemonSet("node-agent", "200Mi")
+			s.pod("big", "big", "", "1", "240Gi", nil)
+		}, "big", "memory: pod 245760Mi + DaemonSets 200Mi = 245960Mi > allocatable: 262144Mi - 19661Mi (7.5%)"},
+		{"pod-240gi-with-overlay", func(s *sources) {
+			s.Cluster.NodePools = append(s.Cluster.NodePools, memoryPool)
+			s.Overlays = append(s.Overlays, overlay("r5a-real-memory", "r5a.8xlarge", "256Gi"))
+			s.daemonSet("node-agent", "200Mi")
+			s.pod("big", "big", "", "1", "240Gi", nil)
+		}, "big", "Decision: launch a NodeClaim of NodePool memory"},
+		{"pod-goes-to-existing-node", func(s *sources) {
+			general := pool("general")
+			s.Cluster.NodePools = append(s.Cluster.NodePools, general)
+			s.node("node-small", general, "m5.large", 0)
+			s.node("node-large", general, "m5.2xlarge", 0)
+			s.pod("web", "web", "", "3", "4Gi", nil)
+		}, "web", "Decision: goes to existing node node-large"},
+		{"pod-bound", func(s *sources) {
+			general := pool("general", onlyTypes("m5.large", "m5.xlarge"))
+			s.Cluster.NodePools = append(s.Cluster.NodePools, general)
+			s.node("node-a", general, "m5.xlarge", 0)
+			s.pod("web", "web", "node-a", "3", "4Gi", nil)
+		}, "web", "Decision if it were pending now: goes to existing node node-a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sources{}
+			tc.build(s)
+			ex, err := Pod(s.input(t), "default", tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := ex.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tc.want) {
+				t.Errorf("output lacks %q:\n%s", tc.want, b.String())
+			}
+			golden(t, tc.name+".golden", b.Bytes())
+		})
+	}
+}
+
+func TestPodNotFoundSaysWhatToCheck(t *testing.T) {
+	s := &sources{}
+	_, err := Pod(s.input(t), "default", "nope")
+	if err == nil || !strings.Contains(err.Error(), "default/nope") || !strings.Contains(err.Error(), "-n") {
+		t.Errorf("got %v, want an error naming the pod and the -n flag", err)
+	}
+}
