@@ -70,6 +70,7 @@ type podShape struct {
 	cpu, memory string
 	extra       corev1.ResourceList
 	mutate      func(*corev1.PodSpec)
+	annotations map[string]string // on the pod template
 }
 
 // deployment creates a Deployment whose pods carry app=name.
@@ -96,7 +97,7 @@ func deployment(t *testing.T, ns, name string, replicas int32, selector map[stri
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: shape.annotations}, Spec: spec},
 		},
 	}
 	if err := kc.Create(context.Background(), d); err != nil {

@@ -32,6 +32,7 @@ var controllerArgs = []string{
 	"--metrics-bind-address=0", "--health-probe-bind-address=0",
 	"--leader-lease-duration=4s", "--leader-renew-deadline=3s", "--leader-retry-period=500ms",
 	"--gc-interval=5s", "--disruption-interval=2s", "--log-level=info",
+	"--spot-to-spot-consolidation",
 }
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
