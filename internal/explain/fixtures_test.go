@@ -120,7 +120,8 @@ func (s *sources) pod(name, app, node, cpu, mem string, annotations map[string]s
 			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app, UID: types.UID(app), Controller: ptr(true)}}},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: ptr(metav1.NewTime(now.Add(-30 * time.Minute)))},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: ptr(metav1.NewTime(now.Add(-30 * time.Minute))),
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 	}
 	if node == "" {
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{

@@ -163,8 +163,10 @@ func (e *NodeExplanation) WriteText(w io.Writer, now time.Time) error {
 		}
 	case e.State == "Attrition":
 		p.line(0, "Decision: draining by attrition")
+	case len(e.Blockers) > 0:
+		p.line(0, "Decision: kept, because:")
 	default:
-		p.line(0, "Decision: kept")
+		p.line(0, "Decision: kept: nothing calls for disrupting it now (not expired, drifted or empty, and consolidation found nothing cheaper)")
 	}
 	for _, b := range e.Blockers {
 		p.line(1, "- %s", b)
@@ -187,11 +189,11 @@ func (e *NodeExplanation) WriteText(w io.Writer, now time.Time) error {
 	case c.After == nil:
 		p.line(0, "Consolidation: %s, consolidateAfter Never: consolidation never takes this node", c.Policy)
 	case c.EligibleAt.IsZero():
-		p.line(0, "Consolidation: %s, consolidateAfter %s", c.Policy, c.After)
+		p.line(0, "Consolidation: %s, consolidateAfter %s", c.Policy, short(*c.After))
 	case c.EligibleAt.After(now):
-		p.line(0, "Consolidation: %s, consolidateAfter %s: idle since %s, eligible at %s (in %s)", c.Policy, c.After, stamp(c.IdleSince), stamp(c.EligibleAt), c.EligibleAt.Sub(now).Round(time.Second))
+		p.line(0, "Consolidation: %s, consolidateAfter %s: idle since %s, eligible at %s (in %s)", c.Policy, short(*c.After), stamp(c.IdleSince), stamp(c.EligibleAt), short(c.EligibleAt.Sub(now)))
 	default:
-		p.line(0, "Consolidation: %s, consolidateAfter %s: idle since %s, eligible since %s", c.Policy, c.After, stamp(c.IdleSince), stamp(c.EligibleAt))
+		p.line(0, "Consolidation: %s, consolidateAfter %s: idle since %s, eligible since %s", c.Policy, short(*c.After), stamp(c.IdleSince), stamp(c.EligibleAt))
 	}
 
 	if e.Claim != "" {
@@ -204,9 +206,9 @@ func (e *NodeExplanation) WriteText(w io.Writer, now time.Time) error {
 		case x.After == nil:
 			p.line(0, "Expiry: expireAfter Never")
 		case x.Expired:
-			p.line(0, "Expiry: expireAfter %s: expired at %s (expiration ignores budgets and do-not-disrupt)", x.After, stamp(x.At))
+			p.line(0, "Expiry: expireAfter %s: expired at %s (expiration ignores budgets and do-not-disrupt)", short(*x.After), stamp(x.At))
 		case !x.At.IsZero():
-			p.line(0, "Expiry: expireAfter %s: expires at %s (in %s)", x.After, stamp(x.At), x.At.Sub(now).Round(time.Second))
+			p.line(0, "Expiry: expireAfter %s: expires at %s (in %s)", short(*x.After), stamp(x.At), short(x.At.Sub(now)))
 		}
 	}
 
@@ -220,9 +222,9 @@ func (e *NodeExplanation) WriteText(w io.Writer, now time.Time) error {
 			if !a.Since.IsZero() {
 				since = " since " + stamp(a.Since)
 			}
-			p.line(0, "Attrition: draining%s (max wait %s); waits for %s", since, dash(a.MaxWait), orNone(a.Protected))
+			p.line(0, "Attrition: draining%s (%s); waits for %s", since, maxWait(a.MaxWait), orNone(a.Protected))
 		default:
-			p.line(0, "Attrition: on for NodePool %s (max wait %s); this node is not draining", e.NodePool, dash(a.MaxWait))
+			p.line(0, "Attrition: on for NodePool %s (%s); this node is not draining", e.NodePool, maxWait(a.MaxWait))
 		}
 	}
 	if e.Budgets != nil {
@@ -235,7 +237,7 @@ func (e *NodeExplanation) WriteText(w io.Writer, now time.Time) error {
 }
 
 func writeBudgets(p *printer, pool string, r *budget.Result, now time.Time) {
-	p.line(0, "Budgets of NodePool %s (%d nodes):", pool, r.Total)
+	p.line(0, "Budgets of NodePool %s (%d node(s)), counting this loop's disruptions:", pool, r.Total)
 	for _, reason := range budget.Reasons() {
 		a := r.Allowances[reason]
 		p.line(1, "%s: %d may start now: %s", reason, a.Allowed, a.Message)
@@ -249,7 +251,7 @@ func writeBudgets(p *printer, pool string, r *budget.Result, now time.Time) {
 		case w.Active:
 			p.line(1, "%s: active until %s, %d node(s)", s, stamp(w.Until), s.Limit)
 		case !w.Next.IsZero():
-			p.line(1, "%s: inactive, next active at %s (in %s)", s, stamp(w.Next), w.Next.Sub(now).Round(time.Second))
+			p.line(1, "%s: inactive, next active at %s (in %s)", s, stamp(w.Next), short(w.Next.Sub(now)))
 		default:
 			p.line(1, "%s: inactive", s)
 		}
@@ -299,7 +301,7 @@ func until(t, now time.Time) string {
 		return ""
 	}
 	if t.After(now) {
-		return fmt.Sprintf(" (lapses in %s)", t.Sub(now).Round(time.Second))
+		return fmt.Sprintf(" (lapses in %s)", short(t.Sub(now)))
 	}
 	return " (lapsed)"
 }
@@ -328,3 +330,22 @@ func others(all []string, self string) []string {
 	return out
 }
 
+// short writes a duration to the second without trailing zero units:
+// 720h, 1h30m, 6m.
+func short(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func maxWait(v string) string {
+	if v == "" {
+		return "no maximum wait"
+	}
+	return "maximum wait " + v
+}
