@@ -69,7 +69,8 @@ func formatOffset(d, step time.Duration) string {
 	return compactDuration(d)
 }
 
-// compactDuration is time.Duration.String without zero units: "1h30m", "2m5s".
+// compactDuration is time.Duration.String without zero units: "1h30m",
+// "2m5s", "7d".
 func compactDuration(d time.Duration) string {
 	if d < 0 {
 		return "-" + compactDuration(-d)
@@ -80,6 +81,11 @@ func compactDuration(d time.Duration) string {
 	d = d.Round(time.Second)
 	h, m, s := int64(d/time.Hour), int64(d%time.Hour/time.Minute), int64(d%time.Minute/time.Second)
 	out := ""
+	// Hours up to two days read at a glance ("36h"); a week does not ("168h").
+	if h >= 48 {
+		out = strconv.FormatInt(h/24, 10) + "d"
+		h %= 24
+	}
 	if h > 0 {
 		out += strconv.FormatInt(h, 10) + "h"
 	}

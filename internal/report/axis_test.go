@@ -81,6 +81,8 @@ func TestCompactDurationDropsZeroUnits(t *testing.T) {
 		1500 * time.Millisecond:           "2s",
 		250 * time.Millisecond:            "250ms",
 		26*time.Hour + 59*time.Minute + 0: "26h59m",
+		7 * 24 * time.Hour:                "7d",
+		50*time.Hour + 30*time.Minute:     "2d2h30m",
 	} {
 		if got := compactDuration(d); got != want {
 			t.Errorf("compactDuration(%v) = %q, want %q", d, got, want)

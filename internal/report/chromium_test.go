@@ -42,18 +42,29 @@ func TestReportOpensInHeadlessChromium(t *testing.T) {
 	}
 	url := "file://" + page
 
-	dom, logs := runChromium(t, bin, "--dump-dom", url)
-	if !strings.Contains(dom, `data-ok="1"`) {
-		t.Errorf("the page's self-check did not pass (no data-ok on <body>); charts drawn: %q\nbrowser log:\n%s",
-			attr(dom, "data-charts"), logs)
+	// The page under test is the report plus a probe after its script that
+	// hovers the first chart, so the tooltip code runs too.
+	probed := filepath.Join(dir, "probed.html")
+	html := strings.Replace(buf.String(), "</body>", hoverProbe+"</body>", 1)
+	if err := os.WriteFile(probed, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if e := attr(dom, "data-error"); e != "" {
-		t.Errorf("script error on the page: %s", e)
+	dom, problems := pageProblems(t, bin, "file://"+probed)
+	for _, problem := range problems {
+		t.Error(problem)
 	}
-	for _, line := range strings.Split(logs, "\n") {
-		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") {
-			t.Errorf("browser console: %s", line)
-		}
+	if tip := attr(dom, "data-tooltip"); !strings.Contains(tip, "nodes") || !strings.Contains(tip, "at 11h") {
+		t.Errorf("hovering the middle of a day-long chart showed tooltip %q, want the state at 11h..12h", tip)
+	}
+
+	// The checks above must see a broken page, or their silence means nothing.
+	broken := filepath.Join(dir, "broken.html")
+	html = strings.Replace(buf.String(), "<footer>", "<script>notDefined()</script><footer>", 1)
+	if err := os.WriteFile(broken, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, problems := pageProblems(t, bin, "file://"+broken); len(problems) == 0 {
+		t.Error("a page with a script error passed the checks")
 	}
 
 	shot := filepath.Join(dir, "report.png")
@@ -67,6 +78,34 @@ func TestReportOpensInHeadlessChromium(t *testing.T) {
 	}
 	t.Logf("report %s, screenshot %s", page, shot)
 }
+
+// pageProblems opens url and returns its DOM and what went wrong: a script error, a
+// console message, or the page's self-check not passing.
+func pageProblems(t *testing.T, bin, url string) (dom string, problems []string) {
+	t.Helper()
+	dom, logs := runChromium(t, bin, "--dump-dom", url)
+	if !strings.Contains(dom, `data-ok="1"`) {
+		problems = append(problems, "the page's self-check did not pass (no data-ok on <body>); charts drawn: "+attr(dom, "data-charts"))
+	}
+	if e := attr(dom, "data-error"); e != "" {
+		problems = append(problems, "script error on the page: "+e)
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") {
+			problems = append(problems, "browser console: "+line)
+		}
+	}
+	return dom, problems
+}
+
+// hoverProbe moves the pointer to the middle of the first chart and copies
+// the tooltip's text to <body data-tooltip>.
+const hoverProbe = `<script>(function () {
+  var svg = document.querySelector("svg.plot"), b = svg.getBoundingClientRect();
+  svg.dispatchEvent(new MouseEvent("mousemove", {clientX: b.left + b.width / 2, clientY: b.top + b.height / 2}));
+  var tip = document.getElementById("tooltip");
+  document.body.setAttribute("data-tooltip", tip.hidden ? "" : tip.textContent);
+})();</script>`
 
 // findChromium asks hack/chromium.sh for a binary, installing one if it must,
 // and logs which it is, since a rendering failure may be the browser's.
