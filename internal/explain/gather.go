@@ -13,6 +13,7 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/disruption/drift"
 	"github.com/nodewright/nodewright/internal/learned"
@@ -85,4 +86,24 @@ func Resolve(ctx context.Context, src *Sources, cp cloudprovider.CloudProvider, 
 		}
 	}
 	return in
+}
+
+// Live reads a cluster straight from the API server (no cache: one
+// question, one read) and resolves it with the kwok provider as the
+// controller builds it (catalog nil is the built-in one) and the learned
+// capacity the controller keeps in namespace.
+func Live(ctx context.Context, c client.Client, catalog *kwok.Catalog, namespace string) (Input, error) {
+	src, err := Gather(ctx, c)
+	if err != nil {
+		return Input{}, err
+	}
+	cp, err := kwok.New(c, kwok.ProviderOptions{Catalog: catalog})
+	if err != nil {
+		return Input{}, err
+	}
+	store := learned.NewStore(c, namespace)
+	if err := store.Load(ctx, c); err != nil {
+		return Input{}, err
+	}
+	return Resolve(ctx, src, cp, store, true), nil
 }

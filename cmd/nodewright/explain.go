@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/explain"
+	"github.com/nodewright/nodewright/internal/manifests"
+	"github.com/nodewright/nodewright/internal/operator"
+)
+
+// explainFlags are shared by explain pod and explain node.
+type explainFlags struct {
+	files      []string
+	kubeconfig string
+	context    string
+	catalog    string
+	namespace  string // of the learned-capacity ConfigMap
+	now        string
+	output     string
+}
+
+func explainCommand() *cobra.Command {
+	f := &explainFlags{}
+	cmd := &cobra.Command{
+		Use:   "explain",
+		Short: "Say why a pod fits where it fits, or why a node is or is not disrupted",
+		Long: `explain asks the solver and the disruption planner, the code the controller runs,
+about one pod or one node, against a live cluster (kubeconfig) or offline
+against manifests (-f). See docs/explain.md.`,
+	}
+	fl := cmd.PersistentFlags()
+	fl.StringArrayVarP(&f.files, "filename", "f", nil, "explain offline: manifest files or directories (repeatable) instead of a live cluster")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; empty means $KUBECONFIG or ~/.kube/config")
+	fl.StringVar(&f.context, "context", "", "kubeconfig context; empty means the current one")
+	fl.StringVar(&f.catalog, "catalog", "", "JSON instance-type catalog of the kwok provider (docs/kwok.md); empty is the built-in one")
+	fl.StringVar(&f.namespace, "controller-namespace", operator.DefaultOptions().Namespace, "live: namespace of the controller's learned-capacity ConfigMap")
+	fl.StringVar(&f.now, "now", "", "judge at this instant (RFC 3339), for reproducible offline answers; empty is now")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	var namespace string
+	pod := &cobra.Command{
+		Use:   "pod NAME",
+		Short: "Why a pod fits or does not fit each NodePool and instance type, and what would be launched for it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, now, err := f.input(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			in.Now = now
+			ex, err := explain.Pod(in, namespace, args[0])
+			if err != nil {
+				return err
+			}
+			return f.write(cmd.OutOrStdout(), ex, func(w io.Writer) error { return ex.WriteText(w) })
+		},
+	}
+	pod.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the pod")
+	node := &cobra.Command{
+		Use:   "node NAME",
+		Short: "Why a node (or NodeClaim) is or is not being disrupted",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, now, err := f.input(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			in.Now = now
+			ex, err := explain.Node(in, args[0])
+			if err != nil {
+				return err
+			}
+			return f.write(cmd.OutOrStdout(), ex, func(w io.Writer) error { return ex.WriteText(w, now) })
+		},
+	}
+	cmd.AddCommand(pod, node)
+	return cmd
+}
+
+// input reads the cluster, live or from manifests, and resolves each
+// NodePool's instance types as the controller would.
+func (f *explainFlags) input(ctx context.Context, stderr io.Writer) (explain.Input, time.Time, error) {
+	now := time.Now()
+	if f.now != "" {
+		t, err := time.Parse(time.RFC3339, f.now)
+		if err != nil {
+			return explain.Input{}, now, fmt.Errorf("--now %q: give an RFC 3339 time such as 2026-11-23T12:00:00Z", f.now)
+		}
+		now = t
+	}
+	var catalog *kwok.Catalog
+	if f.catalog != "" {
+		file, err := os.Open(f.catalog)
+		if err != nil {
+			return explain.Input{}, now, fmt.Errorf("--catalog: %w", err)
+		}
+		defer file.Close()
+		if catalog, err = kwok.ReadCatalog(file); err != nil {
+			return explain.Input{}, now, fmt.Errorf("--catalog %s: %w", f.catalog, err)
+		}
+	}
+	if len(f.files) > 0 {
+		in, err := offlineInput(ctx, f.files, catalog, stderr)
+		return in, now, err
+	}
+	in, err := f.liveInput(ctx, catalog)
+	return in, now, err
+}
+
+func offlineInput(ctx context.Context, files []string, catalog *kwok.Catalog, stderr io.Writer) (explain.Input, error) {
+	set, problems := manifests.Load(files...)
+	for _, p := range problems {
+		fmt.Fprintln(stderr, "warning:", p.String())
+	}
+	if len(set.Files) == 0 {
+		return explain.Input{}, fmt.Errorf("no manifests found in %s; give YAML or JSON files, or directories holding them", strings.Join(files, ", "))
+	}
+	cp, err := explain.NewCatalogProvider(catalog)
+	if err != nil {
+		return explain.Input{}, err
+	}
+	return explain.Resolve(ctx, explain.FromManifests(set), cp, nil, false), nil
+}
+
+// liveInput connects with the kubeconfig and reads the cluster.
+func (f *explainFlags) liveInput(ctx context.Context, catalog *kwok.Catalog) (explain.Input, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
+	if err != nil {
+		return explain.Input{}, fmt.Errorf("reading kubeconfig: %w; set --kubeconfig or $KUBECONFIG, or explain offline with -f", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return explain.Input{}, fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	return explain.Live(ctx, c, catalog, f.namespace)
+}
+
+func (f *explainFlags) write(w io.Writer, v any, text func(io.Writer) error) error {
+	switch f.output {
+	case "text":
+		return text(w)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return fmt.Errorf("--output %q: use text or json", f.output)
+}
