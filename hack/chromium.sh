@@ -50,6 +50,6 @@ export DEBIAN_FRONTEND=noninteractive
 log "installing Debian's chromium package (a few minutes the first time)"
 # The package lists of a fresh machine may be empty or stale, and an install
 # from them fails with 404s; refresh them first.
-"${sudo[@]}" apt-get update -qq >&2
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium >&2
+"${sudo[@]}" apt-get update -qq -o DPkg::Lock::Timeout=300 >&2
+"${sudo[@]}" apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends chromium >&2
 find_chromium || { log "chromium still missing after apt-get install"; exit 1; }

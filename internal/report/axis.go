@@ -109,25 +109,43 @@ type valueAxis struct {
 // power of ten. integer axes (nodes, pods) never get fractional ticks; format
 // writes a tick's label.
 func newValueAxis(max float64, integer bool, format func(float64) string) valueAxis {
+	max = positive(max)
+	step := axisStep(max/5, integer)
+	return axisOf(step, int(math.Ceil(max/step-1e-9)), format)
+}
+
+// alignedAxis covers [0, max] in exactly intervals steps, so that a chart's
+// right-hand axis puts its ticks on the left-hand axis's grid lines.
+func alignedAxis(max float64, intervals int, integer bool, format func(float64) string) valueAxis {
+	intervals = int(math.Max(1, float64(intervals)))
+	return axisOf(axisStep(positive(max)/float64(intervals), integer), intervals, format)
+}
+
+// positive gives an all-zero or broken series an axis of [0, 1], with its line
+// on 0, instead of dividing by zero.
+func positive(max float64) float64 {
 	if !(max > 0) || math.IsInf(max, 0) {
-		// An all-zero series still gets a readable axis, with its line on 0.
-		max = 1
+		return 1
 	}
-	step := niceStep(max / 5)
+	return max
+}
+
+func axisStep(raw float64, integer bool) float64 {
+	step := niceStep(raw)
 	if integer && step < 1 {
 		step = 1
 	}
-	top := math.Ceil(max/step-1e-9) * step
-	axis := valueAxis{Max: top}
+	return step
+}
+
+func axisOf(step float64, intervals int, format func(float64) string) valueAxis {
 	// Multiples of 0.1 are not exact in binary; round them back to the
 	// step's decimals, or a label reads 0.6000000000000001.
 	scale := math.Pow(10, math.Max(0, -math.Floor(math.Log10(step))))
-	for i := 0; ; i++ {
-		v := math.Round(float64(i)*step*scale) / scale
-		if v > top+step/2 {
-			break
-		}
-		axis.Ticks = append(axis.Ticks, tick{v, format(v)})
+	at := func(i int) float64 { return math.Round(float64(i)*step*scale) / scale }
+	axis := valueAxis{Max: at(intervals)}
+	for i := 0; i <= intervals; i++ {
+		axis.Ticks = append(axis.Ticks, tick{at(i), format(at(i))})
 	}
 	return axis
 }

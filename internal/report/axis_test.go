@@ -70,6 +70,29 @@ func TestValueAxisStartsAtZeroWithRoundTicks(t *testing.T) {
 	}
 }
 
+func TestAlignedAxisSharesTheGridLines(t *testing.T) {
+	for _, tc := range []struct {
+		max       float64
+		intervals int
+		want      []string
+	}{
+		{250, 5, []string{"0", "50", "100", "150", "200", "250"}},
+		{260, 5, []string{"0", "100", "200", "300", "400", "500"}},
+		{3, 1, []string{"0", "5"}},
+		{0, 3, []string{"0", "1", "2", "3"}},
+		{7, 0, []string{"0", "10"}},
+	} {
+		axis := alignedAxis(tc.max, tc.intervals, true, formatCount)
+		var got []string
+		for _, tk := range axis.Ticks {
+			got = append(got, tk.Label)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("alignedAxis(%v, %d) = %q, want %q", tc.max, tc.intervals, got, tc.want)
+		}
+	}
+}
+
 func TestCompactDurationDropsZeroUnits(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0:                                 "0s",

@@ -130,6 +130,13 @@ func buildChart(spec chartSpec, samples []Sample, span time.Duration, marks []ma
 	}
 	left := newValueAxis(max(leftMax, spec.minTop), spec.integer, spec.format)
 	right := newValueAxis(max(rightMax, spec.minTop), spec.integer, spec.format)
+	// Both axes share the grid lines: the one with more of them sets them,
+	// so an all-zero pending series does not leave running pods two ticks.
+	if len(right.Ticks) > len(left.Ticks) {
+		left = alignedAxis(max(leftMax, spec.minTop), len(right.Ticks)-1, spec.integer, spec.format)
+	} else {
+		right = alignedAxis(max(rightMax, spec.minTop), len(left.Ticks)-1, spec.integer, spec.format)
+	}
 	for _, t := range left.Ticks {
 		v.YTicks = append(v.YTicks, tickView{yPos(t.Value, left.Max), t.Label})
 	}
