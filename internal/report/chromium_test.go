@@ -20,7 +20,8 @@ import (
 // Chromium comes from hack/chromium.sh, which installs Debian's package when
 // none is on PATH; the test fails when there is none to be had, since a
 // skipped browser test looks like a passing one. NODEWRIGHT_SKIP_BROWSER=1
-// skips it on purpose. NODEWRIGHT_REPORT_OUT=dir keeps the page and its
+// skips it on purpose; NODEWRIGHT_CHROMIUM=path picks the binary.
+// NODEWRIGHT_REPORT_OUT=dir keeps the page and its
 // screenshot there for a person to look at.
 func TestReportOpensInHeadlessChromium(t *testing.T) {
 	if os.Getenv("NODEWRIGHT_SKIP_BROWSER") == "1" {
