@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/explain"
-	"github.com/nodewright/nodewright/internal/manifests"
 	"github.com/nodewright/nodewright/internal/operator"
 )
 
@@ -118,18 +116,11 @@ func (f *explainFlags) input(ctx context.Context, stderr io.Writer) (explain.Inp
 }
 
 func offlineInput(ctx context.Context, files []string, catalog *kwok.Catalog, stderr io.Writer) (explain.Input, error) {
-	set, problems := manifests.Load(files...)
+	in, problems, err := explain.Offline(ctx, files, catalog)
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "warning:", p.String())
 	}
-	if len(set.Files) == 0 {
-		return explain.Input{}, fmt.Errorf("no manifests found in %s; give YAML or JSON files, or directories holding them", strings.Join(files, ", "))
-	}
-	cp, err := explain.NewCatalogProvider(catalog)
-	if err != nil {
-		return explain.Input{}, err
-	}
-	return explain.Resolve(ctx, explain.FromManifests(set), cp, nil, false), nil
+	return in, err
 }
 
 // liveInput connects with the kubeconfig and reads the cluster.
