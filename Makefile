@@ -21,6 +21,7 @@ binaries:
 # The whole test suite: static checks, then every package's tests against real
 # kube-apiservers (binaries built first if missing).
 test: verify
+	@bash hack/chromium.sh >/dev/null
 	@dir=$$(bash hack/kube-binaries.sh) && \
 	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -timeout $(TEST_TIMEOUT) ./...
 
