@@ -1,0 +1,177 @@
+package simulate
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodewright/nodewright/internal/manifests"
+)
+
+// run simulates the testdata manifests under a timeline given as YAML.
+func run(t *testing.T, dir, timeline string) *Result {
+	t.Helper()
+	set, problems := manifests.Load("testdata/" + dir)
+	if len(problems) > 0 {
+		t.Fatalf("problems loading testdata/%s: %v", dir, problems)
+	}
+	tl, err := ParseTimeline("test timeline", []byte(timeline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(set, Options{Timeline: tl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// at returns the sample taken at d.
+func at(t *testing.T, r *Result, d time.Duration) Sample {
+	t.Helper()
+	for _, s := range r.Samples {
+		if s.At.Duration == d {
+			return s
+		}
+	}
+	t.Fatalf("no sample at %s", d)
+	return Sample{}
+}
+
+func TestPendingPodsRunOnceLaunchedNodesRegister(t *testing.T) {
+	r := run(t, "basic", "duration: 5m\nsample: 5s\nlaunchDelay: 45s\n")
+	if s := at(t, r, 30*time.Second); s.PendingPods != 10 || s.Nodes != 0 || s.CostPerHour == 0 {
+		t.Errorf("at 30s, before the launch delay: %+v; want 10 pending, no nodes yet, but launched claims billed", s)
+	}
+	if s := at(t, r, time.Minute); s.PendingPods != 0 || s.RunningPods != 10 || s.Nodes == 0 {
+		t.Errorf("at 1m, after the launch delay: %+v; want all 10 running", s)
+	}
+	if r.Launched["provisioning"] == 0 || len(r.Nodes) == 0 {
+		t.Errorf("launched %v, nodes %v", r.Launched, r.Nodes)
+	}
+}
+
+func TestScaleToZeroRemovesEmptyNodesAfterConsolidateAfter(t *testing.T) {
+	r := run(t, "basic", `
+duration: 10m
+sample: 10s
+events:
+- at: 2m
+  scale: {kind: Deployment, name: web, replicas: 0}
+`)
+	if s := at(t, r, 2*time.Minute+20*time.Second); s.Nodes == 0 {
+		t.Errorf("nodes went before consolidateAfter (30s): %+v", s)
+	}
+	if s := at(t, r, 4*time.Minute); s.Nodes != 0 || s.CostPerHour != 0 {
+		t.Errorf("at 4m, empty nodes remain: %+v", s)
+	}
+	if r.Disruptions["Empty"] == 0 {
+		t.Errorf("disruptions %v, want Empty ones", r.Disruptions)
+	}
+}
+
+func TestImageUpdateDriftsAndReplacesEveryNode(t *testing.T) {
+	r := run(t, "basic", `
+duration: 30m
+events:
+- at: 5m
+  image: {nodeClass: default, image: kwok-image-v2}
+`)
+	before := at(t, r, 4*time.Minute)
+	if r.Disruptions["Drifted"] != before.Nodes {
+		t.Errorf("drifted %d nodes, want all %d: %v", r.Disruptions["Drifted"], before.Nodes, r.Disruptions)
+	}
+	if s := at(t, r, 30*time.Minute); s.RunningPods != 10 || s.PendingPods != 0 {
+		t.Errorf("after the drift: %+v; want the 10 pods running again", s)
+	}
+}
+
+func TestJobsRunTheirDurationThenEnd(t *testing.T) {
+	r := run(t, "basic", `
+duration: 30m
+events:
+- at: 1m
+  jobs: {name: batch, count: 4, duration: 10m, cpu: "2", memory: 1Gi}
+`)
+	if s := at(t, r, 5*time.Minute); s.RunningPods != 14 {
+		t.Errorf("at 5m: %+v; want 10 web and 4 job pods running", s)
+	}
+	if s := at(t, r, 20*time.Minute); s.RunningPods != 10 {
+		t.Errorf("at 20m: %+v; want the jobs done", s)
+	}
+	if r.Pods.Completed != 4 {
+		t.Errorf("completed %d, want 4", r.Pods.Completed)
+	}
+}
+
+func TestNodePoolPatchDriftsNodes(t *testing.T) {
+	r := run(t, "basic", `
+duration: 20m
+events:
+- at: 2m
+  nodePool: {name: default, patch: {spec: {template: {metadata: {labels: {release: two}}}}}}
+`)
+	if r.Disruptions["Drifted"] == 0 {
+		t.Errorf("disruptions %v, want Drifted after a template change", r.Disruptions)
+	}
+}
+
+func TestSameInputSameOutput(t *testing.T) {
+	tl := `
+duration: 1h
+events:
+- every: 10m
+  scale: {kind: Deployment, name: web, delta: 7}
+- at: 30m
+  jobs: {name: batch, count: 5, duration: 7m, cpu: "3"}
+`
+	a, _ := json.Marshal(run(t, "basic", tl))
+	b, _ := json.Marshal(run(t, "basic", tl))
+	if string(a) != string(b) {
+		t.Error("two runs over the same input differ")
+	}
+}
+
+func TestTimelineErrorsNameTheEventAndField(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"duration: 0s", "duration: must be positive"},
+		{"duration: 1h\nstep: 1m", "step: 1m0s must be between 1s and 10s"},
+		{"duration: 1h\nevents:\n- at: 2h\n  image: {nodeClass: a, image: b}", "events[0]: at: 2h0m0s is outside the run"},
+		{"duration: 1h\nevents:\n- at: 1m\n  scale: {kind: Pod, name: x, replicas: 1}", "events[0]: scale.kind"},
+		{"duration: 1h\nevents:\n- at: 1m", "events[0]: has 0 actions"},
+		{"duration: 1h\nevents:\n- at: 1m\n  jobs: {name: j, count: 1, duration: 1m, cpu: lots}", "jobs.cpu"},
+		{"duration: 1h\nevents:\n- at: 1m\n  scael: {}", "unknown field"},
+		{"duration: soon", "use a Go duration"},
+	}
+	for _, tc := range cases {
+		_, err := ParseTimeline("tl.yaml", []byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tl.yaml: ") {
+			t.Errorf("%q: error %v, want one starting with the file and holding %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func TestTimelineReferencesAreChecked(t *testing.T) {
+	set, _ := manifests.Load("testdata/basic")
+	tl, err := ParseTimeline("tl", []byte("duration: 1h\nevents:\n- at: 1m\n  scale: {kind: Deployment, name: api, replicas: 1}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(set, Options{Timeline: tl}); err == nil || !strings.Contains(err.Error(), "Deployment default/api is not in the manifests") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestEveryRepeatsUntil(t *testing.T) {
+	e := Event{At: &Duration{time.Hour}, Every: &Duration{time.Hour}, Until: &Duration{3 * time.Hour}}
+	got := e.occurrences(24 * time.Hour)
+	if len(got) != 3 || got[0] != time.Hour || got[2] != 3*time.Hour {
+		t.Errorf("occurrences %v", got)
+	}
+}
