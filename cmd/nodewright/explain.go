@@ -50,36 +50,26 @@ against manifests (-f). See docs/explain.md.`,
 		Use:   "pod NAME",
 		Short: "Why a pod fits or does not fit each NodePool and instance type, and what would be launched for it",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in, now, err := f.input(cmd.Context(), cmd.ErrOrStderr())
+		RunE: f.run(func(in explain.Input, name string) (any, func(io.Writer) error, error) {
+			ex, err := explain.Pod(in, namespace, name)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			in.Now = now
-			ex, err := explain.Pod(in, namespace, args[0])
-			if err != nil {
-				return err
-			}
-			return f.write(cmd.OutOrStdout(), ex, func(w io.Writer) error { return ex.WriteText(w) })
-		},
+			return ex, ex.WriteText, nil
+		}),
 	}
 	pod.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the pod")
 	node := &cobra.Command{
 		Use:   "node NAME",
 		Short: "Why a node (or NodeClaim) is or is not being disrupted",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in, now, err := f.input(cmd.Context(), cmd.ErrOrStderr())
+		RunE: f.run(func(in explain.Input, name string) (any, func(io.Writer) error, error) {
+			ex, err := explain.Node(in, name)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			in.Now = now
-			ex, err := explain.Node(in, args[0])
-			if err != nil {
-				return err
-			}
-			return f.write(cmd.OutOrStdout(), ex, func(w io.Writer) error { return ex.WriteText(w, now) })
-		},
+			return ex, func(w io.Writer) error { return ex.WriteText(w, in.Now) }, nil
+		}),
 	}
 	cmd.AddCommand(pod, node)
 	return cmd
@@ -136,6 +126,23 @@ func (f *explainFlags) liveInput(ctx context.Context, catalog *kwok.Catalog) (ex
 		return explain.Input{}, fmt.Errorf("connecting to the cluster: %w", err)
 	}
 	return explain.Live(ctx, c, catalog, f.namespace)
+}
+
+// run reads the input, explains args[0] with do, and writes the answer in
+// the chosen format.
+func (f *explainFlags) run(do func(in explain.Input, name string) (any, func(io.Writer) error, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		in, now, err := f.input(cmd.Context(), cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		in.Now = now
+		v, text, err := do(in, args[0])
+		if err != nil {
+			return err
+		}
+		return f.write(cmd.OutOrStdout(), v, text)
+	}
 }
 
 func (f *explainFlags) write(w io.Writer, v any, text func(io.Writer) error) error {

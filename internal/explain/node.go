@@ -105,8 +105,12 @@ func Node(in Input, name string) (*NodeExplanation, error) {
 	}
 	ex.NotCandidate = notCandidate(node, claim, pool)
 
+	opts := planner.DefaultOptions()
+	// The controller simulates a bounded number of nodes per loop and goes
+	// on next loop; one answer must cover every node.
+	opts.SingleNodeSimulations = len(cluster.NodeClaims) + 1
 	plan := planner.Decide(planner.Input{Cluster: cluster, PDBs: in.PDBs, PoolTypes: in.PoolTypes, CloudDrift: in.CloudDrift,
-		Now: in.Now, Options: planner.DefaultOptions()})
+		Now: in.Now, Options: opts})
 	if claim != nil {
 		for i := range plan.Candidates {
 			c := plan.Candidates[i]
