@@ -35,6 +35,11 @@ type candidate struct {
 	view     *Candidate
 	attrited bool      // carries the attrition taint
 	since    time.Time // when the attrition taint was added
+	// held says something other than a budget keeps the node from
+	// consolidation: protection (do-not-disrupt, PDBs) or pods nominated to
+	// it. A budget of one reason (Drifted, say) must not keep another
+	// reason's phase from the node, so the phases ask this, not Blockers.
+	held bool
 }
 
 // disruptionCost orders candidates: fewest pods to move first, then the
@@ -137,6 +142,7 @@ func (p *planning) candidates() {
 			// not counted among those that would have to move, so hold it.
 			cd.view.Blockers = append(cd.view.Blockers, fmt.Sprintf("%d pending pods are nominated to it", nominated))
 		}
+		cd.held = nominated > 0 || cd.verdict.Blocked()
 		for _, b := range cd.verdict.Blockers {
 			cd.view.Blockers = append(cd.view.Blockers, b.Message)
 		}

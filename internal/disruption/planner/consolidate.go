@@ -13,7 +13,7 @@ import (
 func (p *planning) underutilized() []*candidate {
 	var out []*candidate
 	for _, c := range p.live() {
-		if len(c.pods) == 0 || len(c.view.Blockers) > 0 || c.attrited {
+		if len(c.pods) == 0 || c.held || c.attrited {
 			continue
 		}
 		if ok, why := consolidatable(c, true, p.in.Now); !ok {
@@ -69,7 +69,7 @@ func (p *planning) consolidation(cs []*candidate) (Command, bool, string) {
 	}
 	switch len(sim.plan.NewClaims) {
 	case 0:
-		return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Delete, Savings: price,
+		return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Delete, Savings: price, receivers: sim.receivers,
 			Message: fmt.Sprintf("its pods fit on other nodes; saves $%.4f/h", price)}, true, ""
 	case 1:
 	default:
@@ -86,7 +86,7 @@ func (p *planning) consolidation(cs []*candidate) (Command, bool, string) {
 		return Command{}, false, fmt.Sprintf("no replacement is cheaper than $%.4f/h", price)
 	}
 	return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Replace, Replacements: []*solver.NewClaim{nc},
-		Savings: price - nc.Price(),
+		Savings: price - nc.Price(), receivers: sim.receivers,
 		Message: fmt.Sprintf("replaced by a cheaper node ($%.4f/h instead of $%.4f/h)", nc.Price(), price)}, true, ""
 }
 

@@ -28,6 +28,9 @@ type planning struct {
 	// closed holds the claims draining by attrition: they take no new pods,
 	// and their pods end where they are, so no simulation moves them.
 	closed map[string]bool
+	// receiving holds the nodes (by name) that this plan's commands move
+	// pods to; they stay, whatever a later phase would make of them.
+	receiving map[string]bool
 	plan   *Plan
 	solves int
 	free   map[string]room // per node, cpu and memory left
@@ -37,7 +40,7 @@ type planning struct {
 // (a budget, a PDB selector) are reported and treated as blocking.
 func Decide(in Input) *Plan {
 	p := &planning{in: in, total: map[string]int{}, disrupting: map[string]map[Reason]int{},
-		removed: map[string]bool{}, closed: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
+		removed: map[string]bool{}, closed: map[string]bool{}, receiving: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
 	if p.in.Options.MultiNodeMax <= 0 {
 		p.in.Options.MultiNodeMax = DefaultOptions().MultiNodeMax
 	}
@@ -101,6 +104,9 @@ func (p *planning) take(cmd Command, cs []*candidate) {
 		c.view.State = "Disrupting"
 		c.view.Blockers = nil
 	}
+	for _, n := range cmd.receivers {
+		p.receiving[n] = true
+	}
 	p.plan.Commands = append(p.plan.Commands, cmd)
 }
 
@@ -108,7 +114,11 @@ func (p *planning) take(cmd Command, cs []*candidate) {
 func (p *planning) live() []*candidate {
 	var out []*candidate
 	for _, c := range p.cands {
-		if !p.removed[c.claim.Name] && !p.closed[c.claim.Name] {
+		switch {
+		case p.removed[c.claim.Name] || p.closed[c.claim.Name]:
+		case p.receiving[c.node.Name]:
+			block(c, "receives the pods of a node disrupted in the same loop")
+		default:
 			out = append(out, c)
 		}
 	}
@@ -166,7 +176,7 @@ func (p *planning) driftOut() {
 			method = Replace
 		}
 		p.take(Command{Reason: karpv1.DisruptionReasonDrifted, Method: method, Replacements: sim.plan.NewClaims,
-			Message: c.drift.String()}, []*candidate{c})
+			Message: c.drift.String(), receivers: sim.receivers}, []*candidate{c})
 	}
 }
 
@@ -194,7 +204,7 @@ func (p *planning) empty() {
 	byPool := map[string][]*candidate{}
 	var pools []string
 	for _, c := range p.live() {
-		if len(c.pods) > 0 || len(c.view.Blockers) > 0 {
+		if len(c.pods) > 0 || c.held {
 			continue
 		}
 		ok, why := consolidatable(c, false, p.in.Now)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/nodewright/nodewright/internal/disruption/budget"
 	"strings"
 	"testing"
 	"time"
@@ -234,6 +235,44 @@ func TestDecide(t *testing.T) {
 			return w
 		},
 		want: want{commands: []string{"Drifted/Replace:a"}, blockers: map[string]string{"b": "Drifted budget"}},
+	}, {
+		name: "a drifted empty node the Drifted budget holds still goes as Empty under its own budget",
+		build: func() *world {
+			np := pool("p", func(np *karpv1.NodePool) {
+				np.Annotations[budget.IndependentReasonBudgetsAnnotation] = "true"
+				np.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmpty
+				np.Spec.Disruption.Budgets = []karpv1.Budget{
+					{Nodes: "1", Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonDrifted}},
+					{Nodes: "1", Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonEmpty}}}
+			})
+			w := newWorld(np)
+			a, _ := w.node("a", "p", "c5.xlarge", "on-demand")
+			w.node("b", "p", "c5.large", "on-demand") // too small for a's pod
+			a.CreationTimestamp = metav1.NewTime(w.now.Add(-2 * time.Hour)) // oldest: drifts first
+			w.pod("a", "3", "4Gi", nil)
+			np.Spec.Template.Labels = map[string]string{"team": "new"}
+			return w
+		},
+		want: want{commands: []string{"Drifted/Replace:a", "Empty/Delete:b"}},
+	}, {
+		name: "a node that receives a drifted node's pods is not emptied in the same loop",
+		build: func() *world {
+			np := pool("p", func(np *karpv1.NodePool) {
+				np.Annotations[budget.IndependentReasonBudgetsAnnotation] = "true"
+				np.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmpty
+				np.Spec.Disruption.Budgets = []karpv1.Budget{
+					{Nodes: "1", Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonDrifted}},
+					{Nodes: "1", Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonEmpty}}}
+			})
+			w := newWorld(np)
+			a, _ := w.node("a", "p", "c5.xlarge", "on-demand")
+			w.node("b", "p", "c5.xlarge", "on-demand")
+			a.CreationTimestamp = metav1.NewTime(w.now.Add(-2 * time.Hour)) // oldest: drifts first
+			w.pod("a", "3", "4Gi", nil)
+			np.Spec.Template.Labels = map[string]string{"team": "new"}
+			return w
+		},
+		want: want{commands: []string{"Drifted/Delete:a"}, blockers: map[string]string{"b": "receives the pods"}},
 	}, {
 		name: "an expired node goes despite do-not-disrupt and a zero budget",
 		build: func() *world {

@@ -14,7 +14,9 @@ type simulation struct {
 	plan *solver.Plan
 	// unschedulable are the moving pods that would find no place.
 	unschedulable []solver.Unschedulable
-	err           error
+	// receivers are the existing nodes the candidates' pods would move to.
+	receivers []string
+	err       error
 }
 
 // ok reports whether every moving pod found a place.
@@ -89,21 +91,35 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 // (or the provisioner's): without this a drifted node of one NodePool was
 // given a "replacement" in another NodePool, for another command's pods.
 func ownPart(plan *solver.Plan, own map[types.UID]bool) simulation {
-	out := *plan
-	out.NewClaims = nil
-	for _, nc := range plan.NewClaims {
+	out := solver.Plan{}
+	index := map[int]int{} // plan's NewClaims index -> out's
+	for i, nc := range plan.NewClaims {
 		for _, pod := range nc.Pods {
 			if own[pod.UID] {
+				index[i] = len(out.NewClaims)
 				out.NewClaims = append(out.NewClaims, nc)
 				break
 			}
 		}
 	}
-	out.Unschedulable = nil
+	var receivers []string
+	seen := map[string]bool{}
+	for _, pl := range plan.Placements {
+		if !own[pl.Pod.UID] {
+			continue
+		}
+		if pl.NewClaim >= 0 {
+			pl.NewClaim = index[pl.NewClaim]
+		} else if !seen[pl.Node] {
+			seen[pl.Node] = true
+			receivers = append(receivers, pl.Node)
+		}
+		out.Placements = append(out.Placements, pl)
+	}
 	for _, u := range plan.Unschedulable {
 		if own[u.Pod.UID] {
 			out.Unschedulable = append(out.Unschedulable, u)
 		}
 	}
-	return simulation{plan: &out, unschedulable: out.Unschedulable}
+	return simulation{plan: &out, unschedulable: out.Unschedulable, receivers: receivers}
 }

@@ -82,6 +82,9 @@ type Command struct {
 	// Savings is the hourly price removed less the hourly price added.
 	Savings float64
 	Message string
+	// receivers are the existing nodes the command's pods move to: no later
+	// command of the same loop may take them away.
+	receivers []string
 }
 
 // Candidate is one node as the planner saw it.
