@@ -31,9 +31,9 @@ type planning struct {
 	// receiving holds the nodes (by name) that this plan's commands move
 	// pods to; they stay, whatever a later phase would make of them.
 	receiving map[string]bool
-	plan   *Plan
-	solves int
-	free   map[string]room // per node, cpu and memory left
+	plan      *Plan
+	solves    int
+	free      map[string]room // per node, cpu and memory left
 }
 
 // Decide plans one disruption loop. It never fails: parts it cannot read

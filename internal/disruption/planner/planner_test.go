@@ -247,7 +247,7 @@ func TestDecide(t *testing.T) {
 			})
 			w := newWorld(np)
 			a, _ := w.node("a", "p", "c5.xlarge", "on-demand")
-			w.node("b", "p", "c5.large", "on-demand") // too small for a's pod
+			w.node("b", "p", "c5.large", "on-demand")                       // too small for a's pod
 			a.CreationTimestamp = metav1.NewTime(w.now.Add(-2 * time.Hour)) // oldest: drifts first
 			w.pod("a", "3", "4Gi", nil)
 			np.Spec.Template.Labels = map[string]string{"team": "new"}
