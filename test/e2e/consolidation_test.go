@@ -27,6 +27,13 @@ func underusedNodes(t *testing.T, pool, ns string, n int32, small podShape) {
 	scale(t, ns, "big", 0)
 }
 
+// upTo8CPUs limits a NodePool to c5 machines of 2 to 8 CPUs, so that a
+// 5-CPU pod takes a node of its own.
+func upTo8CPUs(np *karpv1.NodePool) {
+	np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements,
+		req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "c5.large", "c5.xlarge", "c5.2xlarge"))
+}
+
 var multiNodeMessage = regexp.MustCompile(`^\d+ nodes: `)
 
 // TestMultiNodeConsolidation: three under-used nodes go in one command,
@@ -38,8 +45,7 @@ func TestMultiNodeConsolidation(t *testing.T) {
 	nodePool(t, pool, pool, func(np *karpv1.NodePool) {
 		consolidating(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized)(np)
 		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("15s")
-		np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements,
-			req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "c5.large", "c5.xlarge", "c5.2xlarge"))
+		upTo8CPUs(np)
 	})
 	namespace(t, ns)
 	rec := recordClaims(pool)

@@ -75,7 +75,11 @@ func (s claimStates) checkReplacedAfterInit(t *testing.T) int {
 		}
 		replaced++
 		for _, r := range strings.Split(reps, ",") {
-			cond := meta.FindStatusCondition(s[r].Status.Conditions, karpv1.ConditionTypeInitialized)
+			rc, ok := s[r]
+			if !ok {
+				rc = allClaims.Last()[r]
+			}
+			cond := meta.FindStatusCondition(rc.Status.Conditions, karpv1.ConditionTypeInitialized)
 			// Timestamps have a second's resolution.
 			if cond == nil || cond.Status != metav1.ConditionTrue || cond.LastTransitionTime.After(c.DeletionTimestamp.Add(time.Second)) {
 				t.Errorf("NodeClaim %s was deleted at %s before its replacement %s initialized (%v)", name, c.DeletionTimestamp, r, cond)

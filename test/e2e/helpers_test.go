@@ -152,9 +152,14 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	}
 }
 
+// claimsOf lists a NodePool's NodeClaims; every NodeClaim for pool "".
 func claimsOf(pool string) ([]karpv1.NodeClaim, error) {
 	var l karpv1.NodeClaimList
-	err := kc.List(context.Background(), &l, client.MatchingLabels{karpv1.NodePoolLabelKey: pool})
+	var opts []client.ListOption
+	if pool != "" {
+		opts = append(opts, client.MatchingLabels{karpv1.NodePoolLabelKey: pool})
+	}
+	err := kc.List(context.Background(), &l, opts...)
 	return l.Items, err
 }
 

@@ -25,6 +25,8 @@ import (
 var (
 	env *devenv.Env
 	kc  client.Client
+	// allClaims records every NodeClaim of the run.
+	allClaims *claimRecorder
 )
 
 // controllerArgs shorten the controller's timers so tests run in minutes.
@@ -79,6 +81,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	// Multi-node consolidation may replace nodes of several NodePools by
+	// one node of another, so a test looks up replacements among all claims.
+	allClaims = recordClaims("")
 	env.ControllerArgs = controllerArgs
 	if err := env.StartController(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

@@ -22,7 +22,10 @@ func TestDoNotDisruptNodeAndDuration(t *testing.T) {
 	const pool, ns = "dnd", "e2e-dnd"
 	const hold = 45 * time.Second
 	nodeClass(t, pool, nil)
-	nodePool(t, pool, pool, consolidating(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized))
+	nodePool(t, pool, pool, func(np *karpv1.NodePool) {
+		consolidating(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized)(np)
+		upTo8CPUs(np)
+	})
 	namespace(t, ns)
 	sel := map[string]string{karpv1.NodePoolLabelKey: pool}
 	ctx := context.Background()
