@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,6 +77,9 @@ func withMinValues(reqs scheduling.Requirements) []karpv1.NodeSelectorRequiremen
 	out := make([]karpv1.NodeSelectorRequirementWithMinValues, 0, len(exprs))
 	seen := map[string]bool{}
 	for _, e := range exprs {
+		if !claimable(e.Key) {
+			continue
+		}
 		r := karpv1.NodeSelectorRequirementWithMinValues{NodeSelectorRequirement: e}
 		if !seen[e.Key] {
 			seen[e.Key] = true
@@ -85,6 +89,21 @@ func withMinValues(reqs scheduling.Requirements) []karpv1.NodeSelectorRequiremen
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// claimable says whether a NodeClaim may carry a requirement on key. The
+// CRD refuses kubernetes.io/hostname (a pod's hostname affinity names
+// nodes, not machines to launch) and the karpenter.sh domain but for the
+// capacity type and the NodePool; the solver has already honoured them.
+func claimable(key string) bool {
+	if key == corev1.LabelHostname {
+		return false
+	}
+	if key == karpv1.CapacityTypeLabelKey || key == karpv1.NodePoolLabelKey {
+		return true
+	}
+	domain, _, found := strings.Cut(key, "/")
+	return !found || !strings.HasSuffix(domain, "karpenter.sh")
 }
 
 func ptr[T any](v T) *T { return &v }
