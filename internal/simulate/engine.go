@@ -45,10 +45,13 @@ type Engine struct {
 	now   time.Time
 	cloud *cloud
 
-	pools      []*karpv1.NodePool
-	classes    map[string]*kwokv1alpha1.KWOKNodeClass
-	overlays   []*karpv1alpha1.NodeOverlay
-	claims     []*karpv1.NodeClaim // sorted by name
+	pools    []*karpv1.NodePool
+	classes  map[string]*kwokv1alpha1.KWOKNodeClass
+	overlays []*karpv1alpha1.NodeOverlay
+	claims   []*karpv1.NodeClaim // sorted by name
+	// starting are the claims launched and not yet initialized, in launch
+	// order: the only ones the lifecycle step looks at.
+	starting   []*karpv1.NodeClaim
 	claimState map[string]*claimState
 	nodes      []*corev1.Node
 	nodeByName map[string]*corev1.Node
@@ -81,6 +84,11 @@ type Engine struct {
 	// quietUntil is when the planner must run again though nothing
 	// changed: a consolidateAfter, an expiry or a budget window falls due.
 	quietUntil time.Time
+	// nextJobEnd is the earliest instant a running pod's duration ends;
+	// zero for none.
+	nextJobEnd time.Time
+	// removedPods says the pod list holds removed pods to compact.
+	removedPods bool
 
 	unschedulable []solver.Unschedulable
 	rec           *recorder
@@ -214,7 +222,10 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 			e.opts.Progress(e.now.Sub(e.start), e.tl.Duration.Duration)
 			lastProgress = e.now
 		}
-		e.compactPods()
+		if e.removedPods {
+			e.compactPods()
+			e.removedPods = false
+		}
 		e.now = e.now.Add(step)
 	}
 	if e.opts.Progress != nil {

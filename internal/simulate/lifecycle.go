@@ -128,6 +128,7 @@ func (e *Engine) launch(c *solver.NewClaim, nominate bool, why string) *karpv1.N
 	}
 	e.claimState[nc.Name] = &claimState{offering: o, launched: e.now, registerAt: e.now.Add(delay)}
 	e.insertClaim(nc)
+	e.starting = append(e.starting, nc)
 	e.rec.launched(nc, o, why)
 	e.disruptChanged = true
 	return nc
@@ -150,7 +151,8 @@ func faultsOf(c *kwokv1alpha1.KWOKNodeClass) *kwokv1alpha1.KWOKFaults {
 // lifecycle registers the nodes whose launch delay is over and initializes
 // those whose startup taints are gone.
 func (e *Engine) lifecycle() {
-	for _, nc := range e.claims {
+	kept := e.starting[:0]
+	for _, nc := range e.starting {
 		st := e.claimState[nc.Name]
 		if nc.DeletionTimestamp != nil || st == nil {
 			continue
@@ -158,10 +160,13 @@ func (e *Engine) lifecycle() {
 		if st.initAt.IsZero() && !e.now.Before(st.registerAt) {
 			e.register(nc, st)
 		}
-		if !st.initAt.IsZero() && !e.now.Before(st.initAt) && !meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeInitialized) {
+		if !st.initAt.IsZero() && !e.now.Before(st.initAt) {
 			e.initialize(nc)
+			continue
 		}
+		kept = append(kept, nc)
 	}
+	e.starting = kept
 }
 
 // register creates a claim's node, with the taints it starts with, and

@@ -60,6 +60,9 @@ func (e *Engine) markRunning(p *corev1.Pod) {
 	}
 	if st := e.podState[p.UID]; st != nil && st.runFor > 0 {
 		st.endsAt = e.now.Add(st.runFor)
+		if e.nextJobEnd.IsZero() || st.endsAt.Before(e.nextJobEnd) {
+			e.nextJobEnd = st.endsAt
+		}
 	}
 }
 
@@ -89,7 +92,7 @@ func (e *Engine) remove(p *corev1.Pod) {
 	p.Status.Phase = corev1.PodSucceeded
 	p.DeletionTimestamp = &metav1.Time{Time: e.now}
 	delete(e.podState, p.UID)
-	e.provisionChanged = true
+	e.provisionChanged, e.removedPods = true, true
 }
 
 // compactPods drops removed pods from the list.
@@ -121,9 +124,19 @@ func (e *Engine) podEvent(node string) {
 
 // endJobs ends pods whose run is over.
 func (e *Engine) endJobs() {
+	if e.nextJobEnd.IsZero() || e.now.Before(e.nextJobEnd) {
+		return
+	}
+	e.nextJobEnd = time.Time{}
 	for _, p := range e.pods {
 		st := e.podState[p.UID]
-		if st == nil || st.endsAt.IsZero() || e.now.Before(st.endsAt) || p.DeletionTimestamp != nil {
+		if st == nil || st.endsAt.IsZero() || p.DeletionTimestamp != nil {
+			continue
+		}
+		if e.now.Before(st.endsAt) {
+			if e.nextJobEnd.IsZero() || st.endsAt.Before(e.nextJobEnd) {
+				e.nextJobEnd = st.endsAt
+			}
 			continue
 		}
 		e.rec.jobsDone++

@@ -9,16 +9,17 @@ import (
 	"github.com/nodewright/nodewright/internal/disruption/budget"
 	"github.com/nodewright/nodewright/internal/disruption/drift"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
+	"github.com/nodewright/nodewright/internal/disruption/protect"
 )
 
-// quietMax bounds how long the planner is skipped while nothing changes:
-// what no deadline below covers (a do-not-disrupt duration, a rate budget
-// window sliding) is then late by at most this much.
-const quietMax = time.Minute
+// quietMax bounds how long the planner is skipped while nothing changes,
+// as a safety net: wakeAfter knows every deadline the planner reads.
+const quietMax = 30 * time.Minute
 
 // wakeAfter is when the planner must run again if nothing changes: at once
 // while commands or attrition are in progress, else at the earliest
-// consolidateAfter, expiry or budget window change to come. Skipping the
+// consolidateAfter, expiry, do-not-disrupt duration, budget window or
+// rate limit change to come. Skipping the
 // loops in between changes nothing, since the planner is a pure function
 // of the cluster and the clock, and the clock only matters at these
 // instants.
@@ -53,7 +54,20 @@ func (e *Engine) wakeAfter(plan *planner.Plan) time.Time {
 		}
 		earlier(last.Add(*np.Spec.Disruption.ConsolidateAfter.Duration))
 	}
+	for _, p := range e.pods {
+		if _, ok := p.Annotations[karpv1.DoNotDisruptAnnotationKey]; ok && p.Spec.NodeName != "" {
+			if _, until, _ := protect.DoNotDisrupt(p, e.now); !until.IsZero() {
+				earlier(until)
+			}
+		}
+	}
+	starts := e.recentStarts()
 	for _, np := range e.pools {
+		if v, ok := np.Annotations[budget.DisruptionRateAnnotation]; ok {
+			if r, err := budget.ParseRate(v); err == nil {
+				earlier(r.At(starts[np.Name], e.now).Freed)
+			}
+		}
 		for _, b := range np.Spec.Disruption.Budgets {
 			if b.Schedule == nil {
 				continue
