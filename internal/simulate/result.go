@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
 // Schema names the version of Result's JSON form. Fields are only ever
@@ -53,8 +55,10 @@ type NodeGroup struct {
 
 // Pods counts pods at the end, and over the run.
 type Pods struct {
-	Running int `json:"running"`
-	Pending int `json:"pending"`
+	// Running and Pending leave out DaemonSet pods, counted apart.
+	Running   int `json:"running"`
+	Pending   int `json:"pending"`
+	DaemonSet int `json:"daemonSet"`
 	// Bindings counts every time a pod was bound, over the run.
 	Bindings int `json:"bindings"`
 	// Evicted counts pods drained off disrupted nodes.
@@ -124,6 +128,8 @@ func (e *Engine) result() *Result {
 	for _, p := range e.pods {
 		switch {
 		case p.DeletionTimestamp != nil:
+		case snapshot.IsDaemonSetPod(p):
+			r.Pods.DaemonSet++
 		case p.Spec.NodeName != "":
 			r.Pods.Running++
 		default:
@@ -196,8 +202,11 @@ func (r *Result) Text() string {
 	for _, g := range r.Nodes {
 		fmt.Fprintf(&b, "  %3d x %-14s %-8s %-10s $%.4f/h each\n", g.Count, g.InstanceType, g.Zone, g.CapacityType, g.PricePerHour)
 	}
-	fmt.Fprintf(&b, "\npods at the end: %d running, %d pending; over the run %d bindings, %d evicted, %d completed\n",
-		r.Pods.Running, r.Pods.Pending, r.Pods.Bindings, r.Pods.Evicted, r.Pods.Completed)
+	fmt.Fprintf(&b, "\npods at the end: %d running, %d pending", r.Pods.Running, r.Pods.Pending)
+	if r.Pods.DaemonSet > 0 {
+		fmt.Fprintf(&b, ", %d DaemonSet pods", r.Pods.DaemonSet)
+	}
+	fmt.Fprintf(&b, "; over the run %d bindings, %d evicted, %d completed\n", r.Pods.Bindings, r.Pods.Evicted, r.Pods.Completed)
 	for _, g := range r.Pending {
 		fmt.Fprintf(&b, "  %d pending (%s): %s\n", g.Count, strings.Join(g.Examples, ", "), g.Reason)
 	}
