@@ -163,7 +163,7 @@ func TestTimelineReferencesAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(set, Options{Timeline: tl}); err == nil || !strings.Contains(err.Error(), "Deployment default/api is not in the manifests") {
+	if _, err := New(set, Options{Timeline: tl}); err == nil || !strings.Contains(err.Error(), "events[0].scale: Deployment default/api is not in the manifests") {
 		t.Errorf("error %v", err)
 	}
 }
@@ -173,5 +173,18 @@ func TestEveryRepeatsUntil(t *testing.T) {
 	got := e.occurrences(24 * time.Hour)
 	if len(got) != 3 || got[0] != time.Hour || got[2] != 3*time.Hour {
 		t.Errorf("occurrences %v", got)
+	}
+}
+
+func TestUnschedulablePodsReportTheSolversReason(t *testing.T) {
+	r := run(t, "huge", "duration: 5m")
+	if r.Pods.Pending != 1 || len(r.Pending) != 1 || r.Pending[0].Examples[0] != "default/huge" {
+		t.Fatalf("pending %+v, groups %+v", r.Pods, r.Pending)
+	}
+	if reason := r.Pending[0].Reason; !strings.Contains(reason, "cpu") {
+		t.Errorf("reason %q does not name the resource short", reason)
+	}
+	if !strings.Contains(r.Text(), "1 pending (default/huge)") {
+		t.Errorf("text summary lacks the pending pod:\n%s", r.Text())
 	}
 }

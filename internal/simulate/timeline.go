@@ -41,6 +41,9 @@ type Timeline struct {
 	// KWOKNodeClass's faults.agentTaints says otherwise; default 10s.
 	StartupTaintDelay Duration `json:"startupTaintDelay,omitempty"`
 	Events            []Event  `json:"events,omitempty"`
+
+	// Name is the file the timeline was read from, for messages.
+	Name string `json:"-"`
 }
 
 // DefaultStart is Monday 5 January 2026, 00:00 UTC.
@@ -148,6 +151,7 @@ func ParseTimeline(name string, data []byte) (*Timeline, error) {
 		return nil, fmt.Errorf("%s: %v; see docs/simulate.md for the timeline format", name, err)
 	}
 	t.defaults()
+	t.Name = name
 	if err := t.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -157,7 +161,7 @@ func ParseTimeline(name string, data []byte) (*Timeline, error) {
 // DefaultTimeline is the timeline of a run without a timeline file: an
 // hour, nothing happening but what the manifests start.
 func DefaultTimeline() *Timeline {
-	t := &Timeline{Duration: Duration{time.Hour}}
+	t := &Timeline{Duration: Duration{time.Hour}, Name: "the default timeline"}
 	t.defaults()
 	return t
 }
@@ -281,20 +285,24 @@ func (e Event) validate(t *Timeline) error {
 
 // Check reports events that refer to objects the manifests lack.
 func (t *Timeline) Check(set *manifests.Set) error {
+	name := t.Name
+	if name == "" {
+		name = "timeline"
+	}
 	for i, e := range t.Events {
 		switch {
 		case e.Scale != nil:
 			if _, ok := findWorkload(set, e.Scale.Kind, e.Scale.Namespace, e.Scale.Name); !ok {
-				return fmt.Errorf("timeline events[%d].scale: %s %s/%s is not in the manifests; add it or fix the name",
-					i, e.Scale.Kind, e.Scale.Namespace, e.Scale.Name)
+				return fmt.Errorf("%s: events[%d].scale: %s %s/%s is not in the manifests; add it or fix the name",
+					name, i, e.Scale.Kind, e.Scale.Namespace, e.Scale.Name)
 			}
 		case e.NodePool != nil:
 			if set.NodePool(e.NodePool.Name) == nil {
-				return fmt.Errorf("timeline events[%d].nodePool: NodePool %s is not in the manifests; add it or fix the name", i, e.NodePool.Name)
+				return fmt.Errorf("%s: events[%d].nodePool: NodePool %s is not in the manifests; add it or fix the name", name, i, e.NodePool.Name)
 			}
 		case e.Image != nil:
 			if set.NodeClass(e.Image.NodeClass) == nil {
-				return fmt.Errorf("timeline events[%d].image: KWOKNodeClass %s is not in the manifests; add it or fix the name", i, e.Image.NodeClass)
+				return fmt.Errorf("%s: events[%d].image: KWOKNodeClass %s is not in the manifests; add it or fix the name", name, i, e.Image.NodeClass)
 			}
 		}
 	}
