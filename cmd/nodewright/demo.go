@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -15,11 +12,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/devenv"
 	"github.com/nodewright/nodewright/internal/operator"
 )
 
@@ -54,7 +50,7 @@ func runDemo(cmd *cobra.Command, controllerArgs []string) (err error) {
 		return err
 	}
 	for _, doc := range [][]byte{demoNodePool, demoDeployment} {
-		if err := apply(ctx, c, doc); err != nil {
+		if err := devenv.Apply(ctx, c, doc); err != nil {
 			return err
 		}
 	}
@@ -77,24 +73,6 @@ func runDemo(cmd *cobra.Command, controllerArgs []string) (err error) {
 	}
 	fmt.Println("\ndemo done: nodes came for the pods and went when they left")
 	return nil
-}
-
-func apply(ctx context.Context, c client.Client, doc []byte) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(doc), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if err := c.Create(ctx, u); err != nil {
-			return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
-		}
-	}
 }
 
 func scale(ctx context.Context, c client.Client, replicas int32) error {

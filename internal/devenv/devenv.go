@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nodewright/nodewright/config/crd"
+	"github.com/nodewright/nodewright/config/rbac"
 	"github.com/nodewright/nodewright/internal/devcluster"
 )
 
@@ -51,6 +53,10 @@ func Up(ctx context.Context, opts devcluster.Options, binary string) (*Env, erro
 		return nil, err
 	}
 	if err := crd.Install(ctx, cfg); err != nil {
+		_ = c.Delete(context.Background())
+		return nil, err
+	}
+	if err := installRBAC(ctx, cfg); err != nil {
 		_ = c.Delete(context.Background())
 		return nil, err
 	}
@@ -88,7 +94,14 @@ func (e *Env) StartController() error {
 	if err != nil {
 		return fmt.Errorf("opening controller log: %w", err)
 	}
-	args := append([]string{"controller", "--kubeconfig", e.Cluster.Kubeconfig}, e.ControllerArgs...)
+	// The controller acts as its ServiceAccount, under config/rbac's rules,
+	// as it would in a cluster: a rule missing there fails here first.
+	kubeconfig := filepath.Join(e.Cluster.Dir, "nodewright-controller.kubeconfig")
+	if err := impersonating(e.Cluster.Kubeconfig, kubeconfig, rbac.ServiceAccount); err != nil {
+		logf.Close()
+		return err
+	}
+	args := append([]string{"controller", "--kubeconfig", kubeconfig}, e.ControllerArgs...)
 	cmd := exec.Command(e.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if len(e.ControllerEnv) > 0 {
@@ -163,4 +176,16 @@ func (e *Env) killFromPidFile(sig syscall.Signal) error {
 func (e *Env) Down(ctx context.Context) error {
 	_ = e.KillController(syscall.SIGTERM)
 	return e.Cluster.Delete(ctx)
+}
+
+// installRBAC applies the controller's ServiceAccount and rules.
+func installRBAC(ctx context.Context, cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return fmt.Errorf("installing RBAC: %w", err)
+	}
+	if err := Apply(ctx, c, rbac.Manifest); err != nil {
+		return fmt.Errorf("installing RBAC: %w", err)
+	}
+	return nil
 }
