@@ -188,3 +188,21 @@ func TestUnschedulablePodsReportTheSolversReason(t *testing.T) {
 		t.Errorf("text summary lacks the pending pod:\n%s", r.Text())
 	}
 }
+
+func TestClusterDumpIsAdoptedAndDriftsToTheNewImage(t *testing.T) {
+	r := run(t, "adopt", "duration: 10m\nsample: 10s")
+	// At 0s the first disruption loop has already launched the replacement
+	// (a c5.large at $0.085/h) next to the dumped m5.xlarge ($0.192/h).
+	if s := at(t, r, 0); s.Nodes != 1 || s.RunningPods != 1 || s.PendingPods != 0 || s.CostPerHour != 0.277 {
+		t.Errorf("at the start: %+v; want the dumped node, priced, with its pod running, and its replacement launching", s)
+	}
+	if s := at(t, r, 10*time.Minute); s.Nodes != 1 || s.CostPerHour != 0.085 {
+		t.Errorf("at the end: %+v; want only the replacement", s)
+	}
+	if r.Disruptions["Drifted"] != 1 || r.Launched["replacement (Drifted)"] != 1 {
+		t.Errorf("disruptions %v, launched %v; want the node on the old image replaced", r.Disruptions, r.Launched)
+	}
+	if r.Pods.Running != 1 || r.Pods.Pending != 0 {
+		t.Errorf("pods at the end %+v", r.Pods)
+	}
+}
