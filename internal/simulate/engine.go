@@ -162,15 +162,12 @@ func New(set *manifests.Set, opts Options) (*Engine, error) {
 	for _, p := range set.Pods {
 		e.addPod(p.DeepCopy(), e.ownerKey(p))
 	}
-	for i, w := range e.workloads {
-		n := 0
-		for _, p := range e.pods {
-			if w.Selects(p) {
-				n++
-			}
+	// New pods of a workload are numbered after those it has, so that
+	// their names do not clash with the expanded ones.
+	for _, p := range e.pods {
+		if st := e.podState[p.UID]; st != nil && st.owner != "" {
+			e.nextIndex[st.owner]++
 		}
-		e.nextIndex[workloadKey(w)] = n
-		_ = i
 	}
 	return e, nil
 }

@@ -129,7 +129,7 @@ func (e *Engine) launch(c *solver.NewClaim, nominate bool, why string) *karpv1.N
 	e.claimState[nc.Name] = &claimState{offering: o, launched: e.now, registerAt: e.now.Add(delay)}
 	e.insertClaim(nc)
 	e.starting = append(e.starting, nc)
-	e.rec.launched(nc, o, why)
+	e.rec.launched(why)
 	e.disruptChanged = true
 	return nc
 }

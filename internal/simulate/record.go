@@ -38,9 +38,7 @@ func (r *recorder) event(at time.Duration, kind, text string) {
 	r.events = append(r.events, Happening{At: Duration{at}, Kind: kind, Text: text})
 }
 
-func (r *recorder) launched(nc *karpv1.NodeClaim, o offering, why string) {
-	r.launches[why]++
-}
+func (r *recorder) launched(why string) { r.launches[why]++ }
 
 func (r *recorder) disrupted(e *Engine, nc *karpv1.NodeClaim, reason, msg string) {
 	r.disruptions[reason]++
