@@ -151,12 +151,13 @@ func (e *Engine) terminate(nc *karpv1.NodeClaim, reason, msg string) {
 // replace them), forces the rest off at the terminationGracePeriod, and
 // removes a node with nothing left to drain.
 func (e *Engine) drain() {
-	deleting := map[string]*karpv1.NodeClaim{}
+	var deleting []*karpv1.NodeClaim // in name order, so removals are too
+	byNode := map[string]*karpv1.NodeClaim{}
 	for _, nc := range e.claims {
 		if nc.DeletionTimestamp != nil {
-			deleting[nc.Status.NodeName] = nc
-			if nc.Status.NodeName == "" {
-				deleting["claim/"+nc.Name] = nc
+			deleting = append(deleting, nc)
+			if nc.Status.NodeName != "" {
+				byNode[nc.Status.NodeName] = nc
 			}
 		}
 	}
@@ -166,7 +167,7 @@ func (e *Engine) drain() {
 	left := map[string]int{}
 	var daemons []*corev1.Pod
 	for _, p := range e.pods {
-		nc := deleting[p.Spec.NodeName]
+		nc := byNode[p.Spec.NodeName]
 		if nc == nil || p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
 			continue
 		}
@@ -183,12 +184,13 @@ func (e *Engine) drain() {
 		}
 		left[p.Spec.NodeName]++
 	}
-	for node, nc := range deleting {
-		if left[node] > 0 {
+	for _, nc := range deleting {
+		node := nc.Status.NodeName
+		if node != "" && left[node] > 0 {
 			continue
 		}
 		for _, p := range daemons {
-			if p.Spec.NodeName == node {
+			if node != "" && p.Spec.NodeName == node {
 				e.remove(p)
 			}
 		}

@@ -206,3 +206,24 @@ func TestClusterDumpIsAdoptedAndDriftsToTheNewImage(t *testing.T) {
 		t.Errorf("pods at the end %+v", r.Pods)
 	}
 }
+
+func TestTerminationGracePeriodBoundsADoNotDisruptDrain(t *testing.T) {
+	r := run(t, "tgp", `
+duration: 40m
+events:
+- at: 5m
+  image: {nodeClass: default, image: kwok-image-v2}
+`)
+	if r.Disruptions["Drifted"] == 0 {
+		t.Fatalf("disruptions %v: drift must proceed despite do-not-disrupt when terminationGracePeriod is set", r.Disruptions)
+	}
+	if s := at(t, r, 15*time.Minute); s.Nodes < 2 || s.RunningPods != 2 {
+		t.Errorf("at 15m: %+v; want the old node still draining, its do-not-disrupt pods on it", s)
+	}
+	if s := at(t, r, 30*time.Minute); s.RunningPods != 2 || s.PendingPods != 0 || r.Pods.Evicted != 2 {
+		t.Errorf("at 30m: %+v, evicted %d; want the pods forced off at the grace period and running again", s, r.Pods.Evicted)
+	}
+	if s := at(t, r, 30*time.Minute); s.Nodes != at(t, r, 4*time.Minute).Nodes {
+		t.Errorf("at 30m %d nodes, before the drift %d; want the old ones gone", s.Nodes, at(t, r, 4*time.Minute).Nodes)
+	}
+}
