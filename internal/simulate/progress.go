@@ -7,11 +7,15 @@ import (
 	"time"
 )
 
-// ProgressBar returns a Options.Progress that draws a bar on w (a
+// ProgressBar returns an Options.Progress that draws a bar on w (a
 // terminal) once the run has taken a second of wall time, so short runs
 // print nothing, and clears it at the end.
 func ProgressBar(w io.Writer) func(done, total time.Duration) {
-	began := time.Now()
+	return progressBar(w, time.Now)
+}
+
+func progressBar(w io.Writer, now func() time.Time) func(done, total time.Duration) {
+	began := now()
 	drawn := false
 	return func(done, total time.Duration) {
 		if done >= total {
@@ -20,7 +24,7 @@ func ProgressBar(w io.Writer) func(done, total time.Duration) {
 			}
 			return
 		}
-		if time.Since(began) < time.Second || total <= 0 {
+		if now().Sub(began) < time.Second || total <= 0 {
 			return
 		}
 		const width = 40
