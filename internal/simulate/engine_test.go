@@ -227,3 +227,48 @@ events:
 		t.Errorf("at 30m %d nodes, before the drift %d; want the old ones gone", s.Nodes, at(t, r, 4*time.Minute).Nodes)
 	}
 }
+
+func TestExpireAfterReplacesNodesOnTheVirtualClock(t *testing.T) {
+	r := run(t, "basic", `
+duration: 2h
+events:
+- at: 0s
+  nodePool: {name: default, patch: {spec: {template: {spec: {expireAfter: 1h}}}}}
+`)
+	var first time.Duration
+	for _, ev := range r.Events {
+		if ev.Kind == "Expired" {
+			first = ev.At.Duration
+			break
+		}
+	}
+	if first < time.Hour || first > time.Hour+2*time.Minute {
+		t.Errorf("first expiration at %s, want just after 1h; events %v", first, r.Events)
+	}
+	if s := at(t, r, 2*time.Hour); s.RunningPods != 10 {
+		t.Errorf("at 2h: %+v; want the pods running on new nodes", s)
+	}
+}
+
+func TestDriftWaitsForTheBudgetWindow(t *testing.T) {
+	// A budget that blocks drift from midnight for 9h: the image changes at
+	// 1h, and nothing drifts until 09:00.
+	r := run(t, "basic", `
+duration: 10h
+events:
+- at: 0s
+  nodePool: {name: default, patch: {spec: {disruption: {budgets: [
+    {nodes: "100%"},
+    {nodes: "0", reasons: [Drifted], schedule: "0 0 * * *", duration: 9h}]}}}}
+- at: 1h
+  image: {nodeClass: default, image: kwok-image-v2}
+`)
+	for _, ev := range r.Events {
+		if ev.Kind == "Drifted" && ev.At.Duration < 9*time.Hour {
+			t.Errorf("drift at %s, inside the blocking window: %s", ev.At.Duration, ev.Text)
+		}
+	}
+	if r.Disruptions["Drifted"] == 0 {
+		t.Errorf("nothing drifted once the window closed: %v", r.Disruptions)
+	}
+}
