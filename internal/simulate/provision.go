@@ -43,7 +43,7 @@ func (e *Engine) provisionLoop() error {
 	plan, err := solver.Solve(res.Input)
 	var reclaimed map[string]bool
 	if err == nil {
-		plan, reclaimed, err = reclaimAttrition(res.Input, plan)
+		plan, reclaimed, err = planner.ReclaimAttrition(res.Input, plan)
 	}
 	e.rec.solveTime += time.Since(wall)
 	e.rec.solves++

@@ -19,6 +19,7 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/disruption/planner"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
 	"github.com/nodewright/nodewright/internal/snapshot"
@@ -179,7 +180,7 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	plan, err := solver.Solve(res.Input)
 	if err == nil {
 		var reclaimed map[string]bool
-		if plan, reclaimed, err = reclaimAttrition(res.Input, plan); err == nil && len(reclaimed) > 0 {
+		if plan, reclaimed, err = planner.ReclaimAttrition(res.Input, plan); err == nil && len(reclaimed) > 0 {
 			p.stopAttrition(ctx, cluster, reclaimed)
 		}
 	}

@@ -1,4 +1,4 @@
-package provisioning
+package planner
 
 import (
 	"testing"
@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
-	"github.com/nodewright/nodewright/internal/disruption/planner"
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/scheduling"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -35,7 +34,7 @@ func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
 		wantClaims  int
 		wantReclaim bool
 	}{
-		{"a draining node is used before a launch", []corev1.Taint{planner.AttritionTaint}, 0, true},
+		{"a draining node is used before a launch", []corev1.Taint{AttritionTaint}, 0, true},
 		{"another taint is not lifted", []corev1.Taint{{Key: "other", Effect: corev1.TaintEffectNoSchedule}}, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,7 +43,7 @@ func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
 			if err != nil || len(first.NewClaims) != 1 {
 				t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
 			}
-			plan, reclaimed, err := reclaimAttrition(in, first)
+			plan, reclaimed, err := ReclaimAttrition(in, first)
 			if err != nil {
 				t.Fatal(err)
 			}
