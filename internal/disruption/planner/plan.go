@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
@@ -58,6 +59,7 @@ func Decide(in Input) *Plan {
 	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace})
 	p.base, p.claimOf = res.Input, res.ClaimOf
 
+	p.reserveReplacements()
 	p.expire()
 	p.driftOut()
 	p.empty()
@@ -250,4 +252,28 @@ func describeUnschedulable(s simulation) string {
 		msg += fmt.Sprintf(" (and %d more)", len(s.unschedulable)-1)
 	}
 	return msg
+}
+
+// reserveReplacements closes the replacements of commands still under way:
+// their room is for the pods of the nodes they replace, which move there
+// only when those drain. Without this a replacement that had initialized
+// looked empty, and consolidation filled it or deleted it, so the drained
+// pods needed new nodes again.
+func (p *planning) reserveReplacements() {
+	byClaim := map[string]*candidate{}
+	for _, c := range p.cands {
+		byClaim[c.claim.Name] = c
+	}
+	for _, nc := range p.in.Cluster.NodeClaims {
+		for _, r := range strings.Split(nc.Annotations[ReplacementsAnnotation], ",") {
+			if r == "" {
+				continue
+			}
+			p.closed[r] = true
+			if c := byClaim[r]; c != nil {
+				c.held = true
+				block(c, "replacement for "+nc.Name+": its room is kept for that node's pods")
+			}
+		}
+	}
 }

@@ -418,3 +418,19 @@ func TestReplacementsHoldOnlyTheCandidatesPods(t *testing.T) {
 		}
 	}
 }
+
+// A replacement that initialized while the node it replaces still drains is
+// neither emptied nor filled: its room is for that node's pods.
+func TestReplacementRoomIsKept(t *testing.T) {
+	w := newWorld(pool("p"))
+	old, oldNode := w.node("a", "p", "c5.2xlarge", "on-demand")
+	old.Annotations[DisruptingAnnotation] = string(karpv1.DisruptionReasonDrifted)
+	old.Annotations[ReplacementsAnnotation] = "r"
+	oldNode.Spec.Taints = []corev1.Taint{karpv1.DisruptedNoScheduleTaint}
+	w.pod("a", "3", "4Gi", nil)
+	w.node("r", "p", "c5.xlarge", "on-demand")
+	w.node("b", "p", "c5.2xlarge", "on-demand")
+	w.pod("b", "1", "1Gi", nil)
+	p := w.decide()
+	check(t, p, want{commands: []string{"Underutilized/Replace:b"}, blockers: map[string]string{"r": "replacement for a"}})
+}
