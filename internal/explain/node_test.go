@@ -56,12 +56,15 @@ func TestNodeExplanations(t *testing.T) {
 		{"node-drifted-outside-window", func(s *sources) {
 			np := pool("general", budgets, func(np *karpv1.NodePool) {
 				np.Annotations[planner.DrainByAttritionAnnotation] = "true"
+				// Only drift could take it: consolidation, which the
+				// Drifted budget does not hold, is off for nodes with pods.
+				np.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmpty
 			})
 			s.Cluster.NodePools = append(s.Cluster.NodePools, np)
 			nc, _ := s.node("node-a", np, "m5.xlarge", 20*time.Minute)
 			s.pod("web-0", "web", "node-a", "100m", "100Mi", nil)
 			nc.Annotations["karpenter.sh/nodepool-hash"] = "stale"
-		}, "node-a", "Drift: NodePoolDrifted"},
+		}, "node-a", "- Drifted budget: budget 1"},
 		{"node-not-initialized", func(s *sources) {
 			np := pool("general")
 			s.Cluster.NodePools = append(s.Cluster.NodePools, np)
