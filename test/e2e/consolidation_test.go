@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
@@ -84,7 +87,9 @@ func TestMultiNodeConsolidation(t *testing.T) {
 
 // TestSpotToSpotConsolidation: with --spot-to-spot-consolidation (the e2e
 // controller runs with it), an under-used spot node is replaced by a
-// cheaper spot node, launched and initialized first.
+// cheaper spot node, launched and initialized first. The node is made
+// under-used by a rollout that shrinks its one pod from 5 CPUs to 500m:
+// kube-scheduler puts the new pod beside the old one, on the same node.
 func TestSpotToSpotConsolidation(t *testing.T) {
 	t.Parallel()
 	const pool, ns = "spot", "e2e-spot"
@@ -97,29 +102,49 @@ func TestSpotToSpotConsolidation(t *testing.T) {
 	})
 	namespace(t, ns)
 	rec := recordClaims(pool)
-	underusedNodes(t, pool, ns, 1, podShape{cpu: "500m", memory: "512Mi"})
-	peakPrice, _ := poolPrice(t, pool)
+	deployment(t, ns, "app", 1, map[string]string{karpv1.NodePoolLabelKey: pool}, podShape{cpu: "5", memory: "1Gi"})
+	waitRunning(t, ns, 1, 4*time.Minute)
+	first, err := nodesOf(pool)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("want one node for one pod, have %d (%v)", len(first), err)
+	}
+	peakPrice := priceOf(first[0])
+	setRequests(t, ns, "app", "500m", "512Mi")
 	eventually(t, 4*time.Minute, "the spot node to be replaced by a cheaper spot node", func() (bool, error) {
 		nodes, err := nodesOf(pool)
 		if err != nil {
 			return false, err
 		}
-		price, _ := poolPrice(t, pool)
 		running, other, _ := podCounts(ns)
-		spot := len(nodes) == 1 && nodes[0].Labels[karpv1.CapacityTypeLabelKey] == karpv1.CapacityTypeSpot
-		return spot && price < peakPrice && running == 1 && other == 0,
-			errorf("%d nodes at $%.4f/h (was $%.4f/h), %d pods running, %d not", len(nodes), price, peakPrice, running, other)
+		ok := len(nodes) == 1 && nodes[0].Name != first[0].Name && nodes[0].Labels[karpv1.CapacityTypeLabelKey] == karpv1.CapacityTypeSpot &&
+			priceOf(nodes[0]) < peakPrice
+		return ok && running == 1 && other == 0, errorf("%d nodes, %d pods running, %d not", len(nodes), running, other)
 	})
 	rec.Seen()
-	if got := rec.Last().checkReplacedAfterInit(t); got != 1 {
-		t.Errorf("%d spot NodeClaims went through a replacement, want 1; claims: %s", got, describeClaims(pool))
+	states := rec.Last()
+	states.checkReplacedAfterInit(t)
+	nodes, _ := nodesOf(pool)
+	reps := states[first[0].Name].Annotations[planner.ReplacementsAnnotation]
+	if len(nodes) != 1 || reps != nodes[0].Name {
+		t.Errorf("NodeClaim %s was replaced by %q, and the node left is not it: %s", first[0].Name, reps, describeClaims(pool))
 	}
-	var pods corev1.PodList
-	if err := kc.List(context.Background(), &pods); err == nil {
-		for _, p := range pods.Items {
-			if p.Namespace == ns && p.Labels["app"] == "small" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodRunning {
-				t.Errorf("pod %s is %s", p.Name, p.Status.Phase)
-			}
+	if r := states.reason(first[0].Name); r != "" && r != string(karpv1.DisruptionReasonUnderutilized) {
+		t.Errorf("NodeClaim %s disrupted as %s, want Underutilized", first[0].Name, r)
+	}
+	t.Logf("spot node %s at $%.4f/h replaced by %s at $%.4f/h", first[0].Name, peakPrice, nodes[0].Name, priceOf(nodes[0]))
+}
+
+// setRequests changes the requests of a Deployment's pods: a rollout.
+func setRequests(t *testing.T, ns, name, cpu, memory string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "new requests for "+name, func() (bool, error) {
+		var d appsv1.Deployment
+		if err := kc.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+			return false, err
 		}
-	}
+		d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
+		err := kc.Update(context.Background(), &d)
+		return err == nil, err
+	})
 }
