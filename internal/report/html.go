@@ -74,7 +74,7 @@ func buildPage(r Run) page {
 		Kinds:      kinds,
 		Events:     eventRows(r.Events, kinds),
 		EventsOpen: len(r.Events) <= 30,
-		Stats:      runStats(r.Samples, span),
+		Stats:      runStats(r.Samples, span, r.Cost),
 		Data:       tooltip(r.Samples, span),
 		CSS:        template.CSS(pageCSS),
 		JS:         template.JS(pageJS),

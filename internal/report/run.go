@@ -19,6 +19,9 @@ type Run struct {
 	Summary string
 	// Events are notable moments (timeline steps, disruptions), in order.
 	Events []Event
+	// Cost is what the run's nodes cost in all, in dollars, counted by the
+	// simulator to the second; 0 lets the page estimate it from Samples.
+	Cost float64
 }
 
 // Sample is the cluster at one moment of simulated time.

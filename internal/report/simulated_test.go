@@ -3,8 +3,10 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nodewright/nodewright/internal/manifests"
@@ -44,6 +46,9 @@ func TestSimulatedReportOpensInHeadlessChromium(t *testing.T) {
 	var buf bytes.Buffer
 	if err := report.WriteHTML(&buf, run); err != nil {
 		t.Fatal(err)
+	}
+	if cost := fmt.Sprintf("$%.2f", res.Cost); !strings.Contains(buf.String(), cost) {
+		t.Errorf("the page does not show the run's cost %s, which its summary quotes", cost)
 	}
 	page := filepath.Join(t.TempDir(), "ci-runners.html")
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {

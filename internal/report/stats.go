@@ -13,7 +13,7 @@ type stat struct {
 // runStats are the figures a reader compares between two runs first. They
 // come from the samples, so they agree with the charts whatever the summary
 // says.
-func runStats(samples []Sample, span time.Duration) []stat {
+func runStats(samples []Sample, span time.Duration, exactCost float64) []stat {
 	if len(samples) == 0 {
 		return nil
 	}
@@ -32,6 +32,11 @@ func runStats(samples []Sample, span time.Duration) []stat {
 		dollars += finite(s.CostPerHour) * hours
 		cpuTime += finite(s.CPUUtilization) * hours
 		covered += hours
+	}
+	if exactCost > 0 {
+		// The samples see a node only at sample times; the simulator's own
+		// count is the one the summary quotes, and the two must agree.
+		dollars = exactCost
 	}
 	meanCPU := 0.0
 	if covered > 0 {

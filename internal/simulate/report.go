@@ -6,7 +6,7 @@ import (
 
 // Report is the run as package report draws it.
 func (r *Result) Report(title string) report.Run {
-	run := report.Run{Title: title, Inputs: r.Inputs, Duration: r.Duration.Duration, Summary: r.Text()}
+	run := report.Run{Title: title, Inputs: r.Inputs, Duration: r.Duration.Duration, Summary: r.Text(), Cost: r.Cost}
 	for _, s := range r.Samples {
 		run.Samples = append(run.Samples, report.Sample{At: s.At.Duration, Nodes: s.Nodes, CostPerHour: s.CostPerHour,
 			CPUUtilization: s.CPUUtilization, MemoryUtilization: s.MemoryUtilization, PendingPods: s.PendingPods, RunningPods: s.RunningPods})
