@@ -4,64 +4,24 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
-	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/disruption/drift"
 	"github.com/nodewright/nodewright/internal/learned"
+	"github.com/nodewright/nodewright/internal/observe"
 )
 
 // Gather lists, from the API server, the objects the provisioner and the
 // disruption controller look at.
 func Gather(ctx context.Context, r client.Reader) (*Sources, error) {
-	var (
-		pools    karpv1.NodePoolList
-		claims   karpv1.NodeClaimList
-		nodes    corev1.NodeList
-		pods     corev1.PodList
-		dss      appsv1.DaemonSetList
-		pvcs     corev1.PersistentVolumeClaimList
-		pvs      corev1.PersistentVolumeList
-		scs      storagev1.StorageClassList
-		nss      corev1.NamespaceList
-		pdbs     policyv1.PodDisruptionBudgetList
-		overlays karpv1alpha1.NodeOverlayList
-	)
-	for _, l := range []client.ObjectList{&pools, &claims, &nodes, &pods, &dss, &pvcs, &pvs, &scs, &nss, &pdbs, &overlays} {
-		if err := r.List(ctx, l); err != nil {
-			return nil, fmt.Errorf("listing %T: %w (is the nodewright CRD installed, and may this user list it?)", l, err)
-		}
+	s, err := observe.List(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("%w (is the nodewright CRD installed, and may this user list it?)", err)
 	}
-	s := &Sources{}
-	c := &s.Cluster
-	c.NodePools = ptrs(pools.Items)
-	c.NodeClaims = ptrs(claims.Items)
-	c.Nodes = ptrs(nodes.Items)
-	c.Pods = ptrs(pods.Items)
-	c.DaemonSets = ptrs(dss.Items)
-	c.PVCs = ptrs(pvcs.Items)
-	c.PVs = ptrs(pvs.Items)
-	c.StorageClasses = ptrs(scs.Items)
-	c.Namespaces = ptrs(nss.Items)
-	s.PDBs = ptrs(pdbs.Items)
-	s.Overlays = ptrs(overlays.Items)
 	return s, nil
-}
-
-func ptrs[T any](items []T) []*T {
-	out := make([]*T, len(items))
-	for i := range items {
-		out[i] = &items[i]
-	}
-	return out
 }
 
 // Resolve turns sources into the core's Input: each NodePool's instance

@@ -9,17 +9,13 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
+	"github.com/nodewright/nodewright/internal/observe"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
 // Sources are the objects an explanation reads, from a live cluster or from
 // manifests.
-type Sources struct {
-	Cluster  snapshot.Cluster
-	PDBs     []*policyv1.PodDisruptionBudget
-	Overlays []*karpv1alpha1.NodeOverlay
-}
+type Sources = observe.Objects
 
 // Input is everything the core looks at.
 type Input struct {

@@ -2,25 +2,21 @@ package disruption
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
-	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/disruption/drift"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/observe"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
@@ -82,10 +78,11 @@ func (c *Controller) Start(ctx context.Context) error {
 // Reconcile runs one loop: observe, decide, act. It returns the plan it
 // acted on.
 func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Plan, error) {
-	cluster, pdbs, overlays, err := c.observe(ctx)
+	seen, err := observe.List(ctx, c.Client, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return nil, err
 	}
+	cluster, pdbs, overlays := &seen.Cluster, seen.PDBs, seen.Overlays
 	idx := indexOf(cluster)
 	c.trackPodEvents(ctx, cluster, now)
 	if err := c.restamp(ctx, cluster, idx); err != nil {
@@ -113,50 +110,6 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	}
 	c.publish(ctx, plan, cluster, idx, now)
 	return plan, nil
-}
-
-// observe lists what the planner looks at from the cache. The objects are
-// the cache's own and must not be changed.
-func (c *Controller) observe(ctx context.Context) (*snapshot.Cluster, []*policyv1.PodDisruptionBudget, []*karpv1alpha1.NodeOverlay, error) {
-	var (
-		pools    karpv1.NodePoolList
-		claims   karpv1.NodeClaimList
-		nodes    corev1.NodeList
-		pods     corev1.PodList
-		pdbs     policyv1.PodDisruptionBudgetList
-		overlays karpv1alpha1.NodeOverlayList
-		nss      corev1.NamespaceList
-	)
-	for _, l := range []client.ObjectList{&pools, &claims, &nodes, &pods, &pdbs, &overlays, &nss} {
-		if err := c.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, nil, nil, fmt.Errorf("listing %T: %w", l, err)
-		}
-	}
-	cl := &snapshot.Cluster{}
-	for i := range pools.Items {
-		cl.NodePools = append(cl.NodePools, &pools.Items[i])
-	}
-	for i := range claims.Items {
-		cl.NodeClaims = append(cl.NodeClaims, &claims.Items[i])
-	}
-	for i := range nodes.Items {
-		cl.Nodes = append(cl.Nodes, &nodes.Items[i])
-	}
-	for i := range pods.Items {
-		cl.Pods = append(cl.Pods, &pods.Items[i])
-	}
-	for i := range nss.Items {
-		cl.Namespaces = append(cl.Namespaces, &nss.Items[i])
-	}
-	var out []*policyv1.PodDisruptionBudget
-	for i := range pdbs.Items {
-		out = append(out, &pdbs.Items[i])
-	}
-	var ovs []*karpv1alpha1.NodeOverlay
-	for i := range overlays.Items {
-		ovs = append(ovs, &overlays.Items[i])
-	}
-	return cl, out, ovs, nil
 }
 
 // cloudDrift asks the provider, for each initialized claim, whether its

@@ -7,9 +7,7 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -17,11 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
-	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/observe"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
 )
@@ -124,10 +122,11 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	if err := p.waitForCache(ctx); err != nil {
 		return err
 	}
-	cluster, overlays, err := p.observe(ctx)
+	seen, err := observe.List(ctx, p.Client, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return err
 	}
+	cluster, overlays := &seen.Cluster, seen.Overlays
 	provisionable := 0
 	states := map[[2]string]int{}
 	now := time.Now()
@@ -199,62 +198,6 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("created %d of %d NodeClaims", created, len(plan.NewClaims))
 	}
 	return nil
-}
-
-// observe lists everything the solver looks at from the cache.
-func (p *Provisioner) observe(ctx context.Context) (*snapshot.Cluster, []*karpv1alpha1.NodeOverlay, error) {
-	c := &snapshot.Cluster{}
-	var (
-		pools    karpv1.NodePoolList
-		claims   karpv1.NodeClaimList
-		nodes    corev1.NodeList
-		pods     corev1.PodList
-		dss      appsv1.DaemonSetList
-		pvcs     corev1.PersistentVolumeClaimList
-		pvs      corev1.PersistentVolumeList
-		scs      storagev1.StorageClassList
-		nss      corev1.NamespaceList
-		overlays karpv1alpha1.NodeOverlayList
-	)
-	for _, l := range []client.ObjectList{&pools, &claims, &nodes, &pods, &dss, &pvcs, &pvs, &scs, &nss, &overlays} {
-		// The snapshot only reads, so the cache's objects need no copy: at
-		// tens of thousands of pods a copy per loop is most of the garbage.
-		if err := p.Client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, nil, fmt.Errorf("listing %T from the cache: %w", l, err)
-		}
-	}
-	for i := range pools.Items {
-		c.NodePools = append(c.NodePools, &pools.Items[i])
-	}
-	for i := range claims.Items {
-		c.NodeClaims = append(c.NodeClaims, &claims.Items[i])
-	}
-	for i := range nodes.Items {
-		c.Nodes = append(c.Nodes, &nodes.Items[i])
-	}
-	for i := range pods.Items {
-		c.Pods = append(c.Pods, &pods.Items[i])
-	}
-	for i := range dss.Items {
-		c.DaemonSets = append(c.DaemonSets, &dss.Items[i])
-	}
-	for i := range pvcs.Items {
-		c.PVCs = append(c.PVCs, &pvcs.Items[i])
-	}
-	for i := range pvs.Items {
-		c.PVs = append(c.PVs, &pvs.Items[i])
-	}
-	for i := range scs.Items {
-		c.StorageClasses = append(c.StorageClasses, &scs.Items[i])
-	}
-	for i := range nss.Items {
-		c.Namespaces = append(c.Namespaces, &nss.Items[i])
-	}
-	var ovs []*karpv1alpha1.NodeOverlay
-	for i := range overlays.Items {
-		ovs = append(ovs, &overlays.Items[i])
-	}
-	return c, ovs, nil
 }
 
 // waitForCache waits, up to a deadline, until the cache shows every
