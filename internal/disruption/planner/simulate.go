@@ -29,9 +29,10 @@ func (s simulation) ok() bool { return s.err == nil && len(s.unschedulable) == 0
 // provisioner places those, and a pod that fits nowhere must not stop a
 // cheaper fleet.
 func (p *planning) simulate(gone ...*candidate) simulation {
+	// drop holds the claims whose nodes go, true for the candidates' own.
 	drop := map[string]bool{}
 	for name := range p.removed {
-		drop[name] = true
+		drop[name] = false
 	}
 	for _, c := range gone {
 		drop[c.claim.Name] = true
@@ -46,12 +47,9 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 		if p.closed[p.claimOf[n.Name]] {
 			n.Deleting = true // closed to new pods; its own stay
 		}
-		if !drop[p.claimOf[n.Name]] {
+		mine, dropped := drop[p.claimOf[n.Name]]
+		if !dropped {
 			continue
-		}
-		mine := false
-		for _, c := range gone {
-			mine = mine || c.claim.Name == p.claimOf[n.Name]
 		}
 		n.Deleting = true
 		for _, pod := range n.Pods {
