@@ -172,21 +172,14 @@ func Node(in Input, name string) (*NodeExplanation, error) {
 // findNode finds a node by name and its NodeClaim, or a NodeClaim by name
 // and its node.
 func findNode(c *snapshot.Cluster, name string) (*corev1.Node, *karpv1.NodeClaim) {
-	byProviderID := map[string]*corev1.Node{}
-	byName := map[string]*corev1.Node{}
-	for _, n := range c.Nodes {
-		byName[n.Name] = n
-		if n.Spec.ProviderID != "" {
-			byProviderID[n.Spec.ProviderID] = n
-		}
-	}
+	nodes := snapshot.IndexNodes(c.Nodes)
 	for _, nc := range c.NodeClaims {
-		n := snapshot.ClaimNode(nc, byProviderID, byName)
+		n := nodes.ClaimNode(nc)
 		if nc.Name == name || (n != nil && n.Name == name) {
 			return n, nc
 		}
 	}
-	return byName[name], nil
+	return nodes.ByName[name], nil
 }
 
 // notCandidate says why the planner would not look at a node at all, in

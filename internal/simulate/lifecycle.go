@@ -29,15 +29,10 @@ func setCondition(nc *karpv1.NodeClaim, condType string, now time.Time) {
 // initialized machines. A claim without a node in the input is left out:
 // it would be launched again by the provisioner anyway.
 func (e *Engine) adoptClaims(claims []*karpv1.NodeClaim) error {
-	byProviderID := map[string]*corev1.Node{}
-	for _, n := range e.nodes {
-		if n.Spec.ProviderID != "" {
-			byProviderID[n.Spec.ProviderID] = n
-		}
-	}
+	nodes := snapshot.IndexNodes(e.nodes)
 	for _, in := range claims {
 		nc := in.DeepCopy()
-		node := snapshot.ClaimNode(nc, byProviderID, e.nodeByName)
+		node := nodes.ClaimNode(nc)
 		if node == nil {
 			e.rec.warn(fmt.Sprintf("NodeClaim %s has no node in the input; it is left out and its pods are planned again", nc.Name))
 			continue

@@ -52,20 +52,13 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 		}
 	}
 
-	nodeByProviderID := map[string]*corev1.Node{}
-	nodeByName := map[string]*corev1.Node{}
-	for _, n := range c.Nodes {
-		nodeByName[n.Name] = n
-		if n.Spec.ProviderID != "" {
-			nodeByProviderID[n.Spec.ProviderID] = n
-		}
-	}
+	nodeIndex := IndexNodes(c.Nodes)
 
 	claimed := map[string]bool{}
 	usage := map[string]corev1.ResourceList{}
 	nominated := map[types.UID]bool{}
 	for _, nc := range sortedClaims(c.NodeClaims) {
-		node := ClaimNode(nc, nodeByProviderID, nodeByName)
+		node := nodeIndex.ClaimNode(nc)
 		entry := claimEntry(nc, node, poolTypes)
 		if node != nil {
 			claimed[node.Name] = true
@@ -131,15 +124,32 @@ func sortedClaims(claims []*karpv1.NodeClaim) []*karpv1.NodeClaim {
 	return out
 }
 
+// NodeIndex finds nodes by name and by provider ID.
+type NodeIndex struct {
+	ByName, ByProviderID map[string]*corev1.Node
+}
+
+// IndexNodes indexes nodes.
+func IndexNodes(nodes []*corev1.Node) NodeIndex {
+	x := NodeIndex{ByName: make(map[string]*corev1.Node, len(nodes)), ByProviderID: make(map[string]*corev1.Node, len(nodes))}
+	for _, n := range nodes {
+		x.ByName[n.Name] = n
+		if n.Spec.ProviderID != "" {
+			x.ByProviderID[n.Spec.ProviderID] = n
+		}
+	}
+	return x
+}
+
 // ClaimNode finds the node that registered for a NodeClaim, if any.
-func ClaimNode(nc *karpv1.NodeClaim, byProviderID, byName map[string]*corev1.Node) *corev1.Node {
+func (x NodeIndex) ClaimNode(nc *karpv1.NodeClaim) *corev1.Node {
 	if id := nc.Status.ProviderID; id != "" {
-		if n := byProviderID[id]; n != nil {
+		if n := x.ByProviderID[id]; n != nil {
 			return n
 		}
 	}
 	if nc.Status.NodeName != "" {
-		if n := byName[nc.Status.NodeName]; n != nil && (nc.Status.ProviderID == "" || n.Spec.ProviderID == nc.Status.ProviderID) {
+		if n := x.ByName[nc.Status.NodeName]; n != nil && (nc.Status.ProviderID == "" || n.Spec.ProviderID == nc.Status.ProviderID) {
 			return n
 		}
 	}

@@ -65,14 +65,7 @@ func (p *planning) candidates() {
 	for _, np := range c.NodePools {
 		pools[np.Name] = np
 	}
-	byProviderID := map[string]*corev1.Node{}
-	byName := map[string]*corev1.Node{}
-	for _, n := range c.Nodes {
-		byName[n.Name] = n
-		if n.Spec.ProviderID != "" {
-			byProviderID[n.Spec.ProviderID] = n
-		}
-	}
+	nodes := snapshot.IndexNodes(c.Nodes)
 	bound := map[string][]*corev1.Pod{}
 	for _, pod := range c.Pods {
 		if snapshot.Bound(pod) {
@@ -103,7 +96,7 @@ func (p *planning) candidates() {
 		if init == nil || init.Status != metaTrue {
 			continue
 		}
-		node := snapshot.ClaimNode(nc, byProviderID, byName)
+		node := nodes.ClaimNode(nc)
 		np := pools[nc.Labels[karpv1.NodePoolLabelKey]]
 		if node == nil || node.DeletionTimestamp != nil || np == nil {
 			continue
