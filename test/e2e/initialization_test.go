@@ -114,17 +114,26 @@ func TestAgentStartupTaintLaunchesNothingExtra(t *testing.T) {
 			if seen := rec.Seen(); len(seen) != first {
 				t.Fatalf("%d NodeClaims registered first, %d seen in all: extra launched:%s", first, len(seen), describeClaims(pool))
 			}
-			cs, err := claimsOf(pool)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// kube-scheduler binds the pods the moment the taint goes; the
+			// controller marks the claim Initialized on its next look at the
+			// node, so that is waited for, not assumed.
+			var cs []karpv1.NodeClaim
+			eventually(t, 30*time.Second, "NodeClaims initialized after the taint went", func() (bool, error) {
+				var err error
+				if cs, err = claimsOf(pool); err != nil {
+					return false, err
+				}
+				for _, c := range cs {
+					if !metaTrue(c, karpv1.ConditionTypeInitialized) {
+						return false, fmt.Errorf("NodeClaim %s not initialized", c.Name)
+					}
+				}
+				return true, nil
+			})
 			for _, c := range cs {
 				recorded := c.Annotations[snapshot.RegistrationTaintsAnnotation]
 				if declared == strings.Contains(recorded, ciliumTaint) {
 					t.Errorf("NodeClaim %s: registration taints %q; the undeclared taint (only) should be recorded", c.Name, recorded)
-				}
-				if !metaTrue(c, karpv1.ConditionTypeInitialized) {
-					t.Errorf("NodeClaim %s not initialized after the taint went", c.Name)
 				}
 			}
 		})
