@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 TEST_TIMEOUT ?= 80m
 
-.PHONY: all build test verify generate binaries demo bench bench-scale soak clean
+.PHONY: all build test verify generate binaries demo bench bench-scale soak image clean
 
 all: build
 
@@ -52,6 +52,11 @@ bench-scale:
 soak:
 	@dir=$$(bash hack/kube-binaries.sh) && \
 	  NODEWRIGHT_KUBE_BINARIES=$$dir NODEWRIGHT_SOAK_EVENTS=500 $(GO) test -count=1 -run 'TestSoakRandomEvents' -timeout 60m -v ./test/e2e/
+
+# The controller's container image as a tarball (no container runtime
+# needed): load it with `docker load -i bin/nodewright-image.tar`.
+image:
+	$(GO) run ./hack/image -o bin/nodewright-image.tar
 
 clean:
 	$(GO) clean -testcache
