@@ -32,13 +32,22 @@ func soakEvents() int {
 }
 
 // soakWatch checks invariants while the soak runs: a PDB'd Deployment never
-// has fewer ready pods than its minAvailable once it reached it, and no
-// do-not-disrupt job pod goes before the test ends it.
+// has fewer ready pods than its minAvailable once it reached it, no
+// do-not-disrupt job pod goes before the test ends it, and no node is
+// drained while a pod on it has nowhere to go. The last is seen on the
+// guarded Deployment: the test never scales it, so each of its pods after
+// the first four replaces one evicted from a node being disrupted, and
+// kube-scheduler marking one Unschedulable means its node was taken away
+// with no room left for it (the soak sets no deadline that could force it).
 type soakWatch struct {
 	mu         sync.Mutex
 	jobs       map[string]time.Time // do-not-disrupt pods the test has not ended, and when it created them
 	violations []string
 	reached    bool
+	homeless   map[string]bool // guarded pods already reported Unschedulable
+	first      map[string]bool // the guarded pods of the first scale-up, until all four ran
+	settled    bool            // all four of the first guarded pods ran
+	moved      map[string]bool // guarded pods that replaced evicted ones
 	stop, done chan struct{}
 }
 
@@ -53,9 +62,24 @@ func (w *soakWatch) run(ns string, minAvailable int) {
 				if p.Labels["app"] == "guarded" && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) {
 					ready++
 				}
+				if p.Labels["app"] == "guarded" && !w.settled {
+					w.first[p.Name] = true
+				}
+				if p.Labels["app"] == "guarded" && w.settled && !w.first[p.Name] {
+					w.moved[p.Name] = true
+				}
+				if why, ok := unschedulable(&p); ok && p.Labels["app"] == "guarded" && w.settled && !w.first[p.Name] && !w.homeless[p.Name] {
+					w.mu.Lock()
+					w.homeless[p.Name] = true
+					w.violations = append(w.violations, fmt.Sprintf("%s: guarded pod %s, which replaces an evicted one, has nowhere to go: %s", time.Now().Format(time.TimeOnly), p.Name, why))
+					w.mu.Unlock()
+				}
 				if p.DeletionTimestamp == nil {
 					present[p.Name] = true
 				}
+			}
+			if ready == guardedReplicas {
+				w.settled = true
 			}
 			w.mu.Lock()
 			if ready >= minAvailable {
@@ -80,6 +104,19 @@ func (w *soakWatch) run(ns string, minAvailable int) {
 	}
 }
 
+// unschedulable reports whether kube-scheduler found no node for p, and why.
+func unschedulable(p *corev1.Pod) (string, bool) {
+	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+		return "", false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.Message, true
+		}
+	}
+	return "", false
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -94,7 +131,8 @@ func podReady(p *corev1.Pod) bool {
 // jobs started and ended, bare pods created and deleted, NodePool edits
 // (template labels, which drift every node; consolidateAfter; budgets) and
 // controller SIGKILLs. Throughout, a Deployment guarded by a PDB never
-// drops below its minAvailable and no do-not-disrupt pod is evicted; at the
+// drops below its minAvailable, none of its pods evicted by a disruption
+// is left with nowhere to go, and no do-not-disrupt pod is evicted; at the
 // end every pod runs. Runs alone: it kills the shared controller.
 func TestSoakRandomEvents(t *testing.T) {
 	const pool, ns = "soak", "e2e-soak"
@@ -109,7 +147,7 @@ func TestSoakRandomEvents(t *testing.T) {
 	})
 	namespace(t, ns)
 	sel := map[string]string{karpv1.NodePoolLabelKey: pool}
-	deployment(t, ns, "guarded", 4, sel, podShape{cpu: "700m", memory: "512Mi"})
+	deployment(t, ns, "guarded", guardedReplicas, sel, podShape{cpu: "700m", memory: "512Mi"})
 	deployment(t, ns, "web", 6, sel, podShape{cpu: "500m", memory: "512Mi"})
 	minAvailable := intstr.FromInt32(3)
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded"},
@@ -117,7 +155,7 @@ func TestSoakRandomEvents(t *testing.T) {
 	if err := kc.Create(ctx, pdb); err != nil {
 		t.Fatal(err)
 	}
-	w := &soakWatch{jobs: map[string]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &soakWatch{jobs: map[string]time.Time{}, homeless: map[string]bool{}, first: map[string]bool{}, moved: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run(ns, 3)
 	var jobs, bare []string
 	counts := map[string]int{}
@@ -202,8 +240,15 @@ func TestSoakRandomEvents(t *testing.T) {
 	}
 	nodes, _ := nodesOf(pool)
 	running, _, _ := podCounts(ns)
-	t.Logf("after %d events: %d pods Running on %d nodes, %d invariant violations", soakEvents(), running, len(nodes), len(w.violations))
+	t.Logf("after %d events: %d pods Running on %d nodes; %d guarded pods replaced evicted ones, %d of them found no room; %d invariant violations",
+		soakEvents(), running, len(nodes), len(w.moved), len(w.homeless), len(w.violations))
+	if len(w.moved) == 0 {
+		t.Error("no guarded pod was ever evicted and replaced: the check that evicted pods have somewhere to go saw nothing")
+	}
 }
+
+// guardedReplicas is the size of the soak's PDB'd Deployment, never scaled.
+const guardedReplicas = 4
 
 func soakPod(ns, name string, sel, annotations map[string]string) *corev1.Pod {
 	return &corev1.Pod{

@@ -105,9 +105,7 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 			log.FromContext(ctx).Error(err, "disruption command failed", "reason", cmd.Reason, "nodeclaims", cmd.Claims)
 		}
 	}
-	if err := c.attrition(ctx, plan, cluster, now); err != nil {
-		return plan, err
-	}
+	c.attrition(ctx, plan, cluster, now)
 	c.publish(ctx, plan, cluster, idx, now)
 	return plan, nil
 }

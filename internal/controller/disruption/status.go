@@ -31,12 +31,23 @@ const (
 
 // attrition puts the attrition taint on the plan's nodes and takes it off
 // every other node.
-func (c *Controller) attrition(ctx context.Context, plan *planner.Plan, cluster *snapshot.Cluster, now time.Time) error {
+func (c *Controller) attrition(ctx context.Context, plan *planner.Plan, cluster *snapshot.Cluster, now time.Time) {
 	want := map[string]planner.Attrition{}
 	for _, a := range plan.Attrition {
 		want[a.Node] = a
 	}
+	// A node a command of this loop took has changed since the snapshot
+	// (it was tainted, its claim deleted): its attrition taint goes with it.
+	taken := map[string]bool{}
+	for _, cmd := range plan.Commands {
+		for _, n := range cmd.Nodes {
+			taken[n] = true
+		}
+	}
 	for _, n := range cluster.Nodes {
+		if taken[n.Name] {
+			continue
+		}
 		a, on := want[n.Name]
 		had := false
 		for _, t := range n.Spec.Taints {
@@ -46,7 +57,10 @@ func (c *Controller) attrition(ctx context.Context, plan *planner.Plan, cluster 
 			continue
 		}
 		if err := setTaint(ctx, c.Client, n, planner.AttritionTaint, on, now); err != nil {
-			return err
+			// One node changed under us (kube-controller-manager or kwok
+			// wrote it); the next loop sees it afresh. The others go on.
+			log.FromContext(ctx).Info("cannot change the attrition taint; trying next loop", "node", n.Name, "error", err.Error())
+			continue
 		}
 		if on {
 			log.FromContext(ctx).Info("draining by attrition", "node", n.Name, "protectedPods", a.Protected)
@@ -56,7 +70,6 @@ func (c *Controller) attrition(ctx context.Context, plan *planner.Plan, cluster 
 			c.Recorder.Eventf(n, corev1.EventTypeNormal, "AttritionStopped", "The node takes pods again")
 		}
 	}
-	return nil
 }
 
 // publish writes the preview condition on every candidate claim whose

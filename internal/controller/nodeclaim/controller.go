@@ -113,6 +113,18 @@ func (c *Controller) claimsOfNode(ctx context.Context, o client.Object) []reconc
 
 // Reconcile moves one NodeClaim along its lifecycle.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := c.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		// The claim or its node changed since the cache's copy (kwok and
+		// kube-controller-manager write nodes too); the watch brings the new
+		// copy, and this looks again shortly without logging a failure.
+		log.FromContext(ctx).V(1).Info("object changed meanwhile; looking again", "error", err.Error())
+		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
+	}
+	return res, err
+}
+
+func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	nc := &karpv1.NodeClaim{}
 	if err := c.Client.Get(ctx, req.NamespacedName, nc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
