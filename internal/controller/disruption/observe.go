@@ -88,5 +88,6 @@ func (c *Controller) restamp(ctx context.Context, cluster *snapshot.Cluster, idx
 // conditionChanged reports whether setting cond would change conds.
 func conditionChanged(conds []metav1.Condition, cond metav1.Condition) bool {
 	cur := meta.FindStatusCondition(conds, cond.Type)
-	return cur == nil || cur.Status != cond.Status || cur.Reason != cond.Reason || cur.Message != cond.Message
+	return cur == nil || cur.Status != cond.Status || cur.Reason != cond.Reason || cur.Message != cond.Message ||
+		cur.ObservedGeneration != cond.ObservedGeneration
 }

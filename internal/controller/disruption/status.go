@@ -114,6 +114,9 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 		}
 		metrics.EligibleNodes.WithLabelValues(np.Name).Set(float64(eligible[np.Name]))
 		cond := budgetsCondition(res, plan.BudgetErrors[np.Name], now)
+		// The generation this loop judged, drift included: a user (or a
+		// test) can tell when a NodePool edit has been looked at.
+		cond.ObservedGeneration = np.Generation
 		if !conditionChanged(np.Status.Conditions, cond) {
 			continue
 		}
