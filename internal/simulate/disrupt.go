@@ -21,6 +21,9 @@ import (
 // then, as the controller does.
 var replacementTimeout = ctrldisruption.DefaultOptions().ReplacementTimeout
 
+// validationDelay holds consolidation back as the controller does.
+var validationDelay = ctrldisruption.DefaultOptions().ValidationDelay
+
 // disruptionLoop is one loop of the disruption controller: finish or give
 // up replacements, decide with the planner, and carry out its commands and
 // attrition taints.
@@ -47,8 +50,12 @@ func (e *Engine) disruptionLoop() {
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
 	e.rec.decideTime += time.Since(wall)
 	e.rec.decides++
-	e.cursor = plan.NextSingleNodeCursor
-	for _, cmd := range plan.Commands {
+	act, wait, proposals := planner.Validate(plan.Commands, e.proposals, e.now, validationDelay)
+	e.proposals = proposals
+	if len(wait) == 0 {
+		e.cursor = plan.NextSingleNodeCursor
+	}
+	for _, cmd := range act {
 		e.execute(cmd)
 	}
 	e.attrition(plan)

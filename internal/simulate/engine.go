@@ -17,6 +17,7 @@ import (
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
+	"github.com/nodewright/nodewright/internal/disruption/planner"
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/manifests"
 	"github.com/nodewright/nodewright/internal/snapshot"
@@ -73,6 +74,8 @@ type Engine struct {
 	seq     int // NodeClaim name counter
 	started map[string][]time.Time
 	cursor  int
+	// proposals are consolidation's choices held back for validation.
+	proposals planner.Proposals
 
 	// provisioning batch window
 	batchOpen               bool

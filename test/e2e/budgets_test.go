@@ -82,7 +82,7 @@ func TestRateBudget(t *testing.T) {
 func TestIndependentReasonBudgets(t *testing.T) {
 	t.Parallel()
 	const pool, ns = "independent", "e2e-independent"
-	nodeClass(t, pool, &kwokv1alpha1.KWOKFaults{RegistrationDelay: &metav1.Duration{Duration: 40 * time.Second}})
+	nodeClass(t, pool, &kwokv1alpha1.KWOKFaults{RegistrationDelay: &metav1.Duration{Duration: 60 * time.Second}})
 	one := func(r karpv1.DisruptionReason) karpv1.Budget {
 		return karpv1.Budget{Nodes: "1", Reasons: []karpv1.DisruptionReason{r}}
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/controller/disruption"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
 )
 
@@ -147,4 +148,85 @@ func setRequests(t *testing.T, ns, name, cpu, memory string) {
 		err := kc.Update(context.Background(), &d)
 		return err == nil, err
 	})
+}
+
+// TestConsolidationValidatedBeforeActing: a node that went empty is chosen
+// for deletion, but acts only after later loops decide the same for 15 s
+// (Karpenter's validation). A pod that arrives meanwhile lands on it, the
+// decision is not made again, and the node stays: no node is deleted and
+// launched again for the same pod.
+func TestConsolidationValidatedBeforeActing(t *testing.T) {
+	t.Parallel()
+	const pool, ns = "validate", "e2e-validate"
+	nodeClass(t, pool, nil)
+	nodePool(t, pool, pool, func(np *karpv1.NodePool) {
+		consolidating(karpv1.ConsolidationPolicyWhenEmpty)(np)
+		upTo8CPUs(np)
+	})
+	namespace(t, ns)
+	rec := recordClaims(pool)
+	sel := map[string]string{karpv1.NodePoolLabelKey: pool}
+	deployment(t, ns, "a", 1, sel, podShape{cpu: "5", memory: "1Gi"})
+	deployment(t, ns, "b", 1, sel, podShape{cpu: "5", memory: "1Gi"})
+	waitRunning(t, ns, 2, 4*time.Minute)
+	nodeOfB := func() string {
+		var pods corev1.PodList
+		if err := kc.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": "b"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+				return p.Spec.NodeName
+			}
+		}
+		return ""
+	}
+	nodeB := nodeOfB()
+	claimB := ""
+	if cs, err := claimsOf(pool); err == nil {
+		for _, c := range cs {
+			if c.Status.NodeName == nodeB {
+				claimB = c.Name
+			}
+		}
+	}
+	if nodeB == "" || claimB == "" {
+		t.Fatalf("no node or NodeClaim for b's pod: %s", describeClaims(pool))
+	}
+
+	scale(t, ns, "b", 0)
+	eventually(t, time.Minute, "the emptied node to be chosen and held for validation", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil {
+			return false, err
+		}
+		i := indexOf(cs, claimB)
+		if i < 0 || cs[i].DeletionTimestamp != nil {
+			t.Fatalf("NodeClaim %s was deleted without being held for validation", claimB)
+		}
+		c := meta.FindStatusCondition(cs[i].Status.Conditions, disruption.PreviewCondition)
+		return c != nil && c.Reason == "Validating", errorf("preview %+v", c)
+	})
+	scale(t, ns, "b", 1)
+	waitRunning(t, ns, 2, time.Minute)
+	if got := nodeOfB(); got != nodeB {
+		t.Errorf("b's new pod runs on %q, want the node it left, %s", got, nodeB)
+	}
+	// The decision is dropped by the next loop that sees the pod; by then
+	// the preview no longer says Validating, and the claim is still there.
+	eventually(t, 30*time.Second, "the held decision to be dropped", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil {
+			return false, err
+		}
+		i := indexOf(cs, claimB)
+		if i < 0 || cs[i].DeletionTimestamp != nil {
+			return false, errorf("NodeClaim %s was deleted though a pod arrived before the validation ended", claimB)
+		}
+		c := meta.FindStatusCondition(cs[i].Status.Conditions, disruption.PreviewCondition)
+		return c != nil && c.Reason != "Validating", errorf("preview %+v", c)
+	})
+	if seen := rec.Seen(); len(seen) != 2 {
+		t.Errorf("NodeClaims seen %v, want the first two only", seen)
+	}
 }

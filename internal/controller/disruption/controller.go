@@ -31,11 +31,16 @@ type Options struct {
 	ReplacementTimeout time.Duration
 	// NominationGrace is the provisioner's.
 	NominationGrace time.Duration
+	// ValidationDelay holds emptiness and consolidation back until the
+	// loops of this long decide them again (planner.Validate); 0 acts at
+	// once.
+	ValidationDelay time.Duration
 }
 
-// DefaultOptions loop every 10 seconds.
+// DefaultOptions loop every 10 seconds and validate consolidation for 15,
+// as Karpenter does.
 func DefaultOptions() Options {
-	return Options{Interval: 10 * time.Second, ReplacementTimeout: 10 * time.Minute, NominationGrace: time.Minute}
+	return Options{Interval: 10 * time.Second, ReplacementTimeout: 10 * time.Minute, NominationGrace: time.Minute, ValidationDelay: 15 * time.Second}
 }
 
 // Controller is the disruption loop. It runs on the leader only.
@@ -55,6 +60,9 @@ type Controller struct {
 	started map[string][]time.Time
 	// cursor is where single-node consolidation goes on next loop.
 	cursor int
+	// proposals are the claims consolidation chose last loop, and since
+	// when, for planner.Validate.
+	proposals planner.Proposals
 }
 
 // Start loops until ctx ends.
@@ -98,9 +106,16 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 		Started: c.recentStarts(cluster, now), Now: now, SingleNodeCursor: c.cursor,
 		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
-	c.cursor = plan.NextSingleNodeCursor
 	metrics.DisruptionDecisionDuration.Observe(time.Since(start).Seconds())
-	for _, cmd := range plan.Commands {
+	act, wait, proposals := planner.Validate(plan.Commands, c.proposals, now, c.Opts.ValidationDelay)
+	c.proposals = proposals
+	if len(wait) == 0 {
+		// Otherwise single-node consolidation looks at the same nodes
+		// again, so that a choice held back can be confirmed.
+		c.cursor = plan.NextSingleNodeCursor
+	}
+	plan.MarkWaiting(wait, proposals, c.Opts.ValidationDelay)
+	for _, cmd := range act {
 		if err := c.execute(ctx, cmd, idx, now); err != nil {
 			log.FromContext(ctx).Error(err, "disruption command failed", "reason", cmd.Reason, "nodeclaims", cmd.Claims)
 		}

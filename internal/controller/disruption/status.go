@@ -137,6 +137,8 @@ func previewCondition(c planner.Candidate, now time.Time) metav1.Condition {
 	switch {
 	case c.State == "Disrupting":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, "Disrupting", "chosen by the last disruption loop"
+	case c.State == "Validating":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, "Validating", strings.Join(c.Blockers, "; ")
 	case c.State == "Attrition":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, "DrainingByAttrition", strings.Join(c.Blockers, "; ")
 	case len(c.Blockers) > 0:

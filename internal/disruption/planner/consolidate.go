@@ -69,7 +69,7 @@ func (p *planning) consolidation(cs []*candidate) (Command, bool, string) {
 	}
 	switch len(sim.plan.NewClaims) {
 	case 0:
-		return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Delete, Savings: price, receivers: sim.receivers,
+		return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Delete, Consolidation: true, Savings: price, receivers: sim.receivers,
 			Message: fmt.Sprintf("its pods fit on other nodes; saves $%.4f/h", price)}, true, ""
 	case 1:
 	default:
@@ -85,7 +85,7 @@ func (p *planning) consolidation(cs []*candidate) (Command, bool, string) {
 	if !ok {
 		return Command{}, false, fmt.Sprintf("no replacement is cheaper than $%.4f/h", price)
 	}
-	return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Replace, Replacements: []*solver.NewClaim{nc},
+	return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Replace, Consolidation: true, Replacements: []*solver.NewClaim{nc},
 		Savings: price - nc.Price(), receivers: sim.receivers,
 		Message: fmt.Sprintf("replaced by a cheaper node ($%.4f/h instead of $%.4f/h)", nc.Price(), price)}, true, ""
 }

@@ -231,7 +231,7 @@ func (p *planning) empty() {
 			take = append(take, c)
 		}
 		if len(take) > 0 {
-			p.take(Command{Reason: karpv1.DisruptionReasonEmpty, Method: Delete, Message: "empty"}, take)
+			p.take(Command{Reason: karpv1.DisruptionReasonEmpty, Method: Delete, Message: "empty", Consolidation: true}, take)
 		}
 	}
 }

@@ -82,6 +82,9 @@ type Command struct {
 	// Savings is the hourly price removed less the hourly price added.
 	Savings float64
 	Message string
+	// Consolidation marks emptiness and consolidation decisions, which
+	// Validate holds back until later loops decide them again.
+	Consolidation bool
 	// receivers are the existing nodes the command's pods move to: no later
 	// command of the same loop may take them away.
 	receivers []string
@@ -97,7 +100,7 @@ type Candidate struct {
 	// Pods is how many pods would have to move.
 	Pods int
 	// State is what the planner decided: "Disrupting", "Attrition", or
-	// "Kept".
+	// "Kept"; "Validating" once MarkWaiting shows it chosen but held back.
 	State string
 	// Blockers say, in words, why the node is kept; empty when it is
 	// disrupted or nothing about it calls for disruption.
