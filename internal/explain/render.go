@@ -161,6 +161,9 @@ func (e *NodeExplanation) WriteText(w io.Writer, now time.Time) error {
 		for _, r := range e.Command.Replacements {
 			p.line(1, "replacement: NodePool %s at %s", r.NodePool, price(r.Price()))
 		}
+		if e.Command.Consolidation {
+			p.line(1, "the controller acts once its loops have decided the same for --consolidation-validation-delay (15s by default); meanwhile the NodeClaim's preview says Validating")
+		}
 	case e.State == "Attrition":
 		p.line(0, "Decision: draining by attrition")
 	case len(e.Blockers) > 0:
