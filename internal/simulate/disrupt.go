@@ -50,7 +50,7 @@ func (e *Engine) disruptionLoop() {
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
 	e.rec.decideTime += time.Since(wall)
 	e.rec.decides++
-	act, wait, proposals := planner.Validate(plan.Commands, e.proposals, e.now, validationDelay)
+	act, wait, proposals := planner.Validate(plan.Commands, plan.HeldByBudget, e.proposals, e.now, validationDelay)
 	e.proposals = proposals
 	if len(wait) == 0 {
 		e.cursor = plan.NextSingleNodeCursor

@@ -107,7 +107,7 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
 	metrics.DisruptionDecisionDuration.Observe(time.Since(start).Seconds())
-	act, wait, proposals := planner.Validate(plan.Commands, c.proposals, now, c.Opts.ValidationDelay)
+	act, wait, proposals := planner.Validate(plan.Commands, plan.HeldByBudget, c.proposals, now, c.Opts.ValidationDelay)
 	c.proposals = proposals
 	if len(wait) == 0 {
 		// Otherwise single-node consolidation looks at the same nodes

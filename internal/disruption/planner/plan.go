@@ -226,6 +226,10 @@ func (p *planning) empty() {
 		for _, c := range byPool[name] {
 			if n, why := p.allowed(c.pool, karpv1.DisruptionReasonEmpty); n < 1+len(take) {
 				block(c, "Empty budget: "+why)
+				// Its validation runs meanwhile: once the budget allows,
+				// a node that stayed empty goes at once.
+				p.plan.HeldByBudget = append(p.plan.HeldByBudget, Command{Reason: karpv1.DisruptionReasonEmpty, Method: Delete,
+					Consolidation: true, Claims: []string{c.claim.Name}, Nodes: []string{c.node.Name}, Pools: []string{c.pool.Name}})
 				continue
 			}
 			take = append(take, c)

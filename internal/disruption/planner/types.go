@@ -131,6 +131,9 @@ type Plan struct {
 	Budgets map[string]budget.Result
 	// BudgetErrors say which NodePools' budgets could not be read.
 	BudgetErrors map[string]error
+	// HeldByBudget are empty nodes emptiness would delete but for a budget,
+	// one per command; Validate keeps their validation running.
+	HeldByBudget []Command
 	// NextSingleNodeCursor is the next loop's Input.SingleNodeCursor.
 	NextSingleNodeCursor int
 	// Simulations counts the solver runs this plan took.

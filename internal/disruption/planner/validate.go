@@ -35,8 +35,19 @@ type Proposals map[string]Proposal
 // expiration, drain by attrition) act at once, as does everything when
 // delay is 0. Validate returns the commands to carry out now, those that
 // wait, and the proposals for the next loop.
-func Validate(cmds []Command, prev Proposals, now time.Time, delay time.Duration) (act, wait []Command, next Proposals) {
+//
+// held are decisions a budget keeps from acting (Plan.HeldByBudget): their
+// claims' validation goes on, so that they act as soon as the budget
+// allows, but they are not returned.
+func Validate(cmds []Command, held []Command, prev Proposals, now time.Time, delay time.Duration) (act, wait []Command, next Proposals) {
 	next = Proposals{}
+	if delay > 0 {
+		for _, cmd := range held {
+			for _, claim := range cmd.Claims {
+				next[claim] = proposal(prev, claim, cmd, now)
+			}
+		}
+	}
 	for _, cmd := range cmds {
 		if !cmd.Consolidation || delay <= 0 {
 			act = append(act, cmd)
@@ -44,10 +55,7 @@ func Validate(cmds []Command, prev Proposals, now time.Time, delay time.Duration
 		}
 		var ready, early []int
 		for i, claim := range cmd.Claims {
-			p, ok := prev[claim]
-			if !ok || p.Reason != cmd.Reason || p.Method != cmd.Method {
-				p = Proposal{Reason: cmd.Reason, Method: cmd.Method, Since: now}
-			}
+			p := proposal(prev, claim, cmd, now)
 			next[claim] = p
 			if now.Sub(p.Since) >= delay {
 				ready = append(ready, i)
@@ -66,6 +74,15 @@ func Validate(cmds []Command, prev Proposals, now time.Time, delay time.Duration
 		}
 	}
 	return act, wait, next
+}
+
+// proposal is claim's proposal for cmd: the earlier one if it was for the
+// same reason and method, else one from now.
+func proposal(prev Proposals, claim string, cmd Command, now time.Time) Proposal {
+	if p, ok := prev[claim]; ok && p.Reason == cmd.Reason && p.Method == cmd.Method {
+		return p
+	}
+	return Proposal{Reason: cmd.Reason, Method: cmd.Method, Since: now}
 }
 
 // ReadyAt is when a waiting command would act: when its last claim has

@@ -28,6 +28,7 @@ func TestValidateHoldsConsolidationUntilDecidedAgain(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		cmds       []Command
+		held       []Command
 		prev       Proposals
 		delay      time.Duration
 		act, wait  string // claims of each command, as fmt prints them
@@ -56,11 +57,15 @@ func TestValidateHoldsConsolidationUntilDecidedAgain(t *testing.T) {
 		{name: "drift and expiration act at once", delay: delay,
 			cmds: []Command{cmd(karpv1.DisruptionReasonDrifted, Replace, false, "d"), cmd(ReasonExpired, Delete, false, "e")},
 			act:  "[[d] [e]]", wait: "[]", nextSinces: map[string]time.Duration{}},
+		{name: "a node a budget holds keeps validating, and does not act", cmds: []Command{empty("a")}, delay: delay,
+			held: []Command{empty("b"), empty("c")},
+			prev: Proposals{"b": since(20*time.Second, karpv1.DisruptionReasonEmpty, Delete)},
+			act:  "[]", wait: "[[a]]", nextSinces: map[string]time.Duration{"a": 0, "b": 20 * time.Second, "c": 0}},
 		{name: "no delay acts at once", cmds: []Command{empty("a")}, delay: 0,
 			act: "[[a]]", wait: "[]", nextSinces: map[string]time.Duration{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			act, wait, next := Validate(tc.cmds, tc.prev, t0, tc.delay)
+			act, wait, next := Validate(tc.cmds, tc.held, tc.prev, t0, tc.delay)
 			if got := claimsOf(act); got != tc.act {
 				t.Errorf("act %s, want %s", got, tc.act)
 			}
