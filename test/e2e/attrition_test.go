@@ -65,6 +65,7 @@ func runRunners(t *testing.T, pool, ns string, jobs []runnerJob) *runnerRun {
 	pending := append([]runnerJob(nil), jobs...)
 	sort.SliceStable(pending, func(i, j int) bool { return pending[i].start < pending[j].start })
 	var running []live
+	nodeOf := map[string]string{} // each runner's node, as last sampled
 	nextSample := begin
 	horizon := begin.Add(14 * time.Minute)
 	for time.Now().Before(horizon) {
@@ -87,7 +88,7 @@ func runRunners(t *testing.T, pool, ns string, jobs []runnerJob) *runnerRun {
 			var p corev1.Pod
 			err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.job.name}, &p)
 			if apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil) {
-				run.evicted = append(run.evicted, l.job.name)
+				run.evicted = append(run.evicted, l.job.name+" ("+podFate(ns, l.job.name, err == nil, nodeOf[l.job.name])+")")
 				continue
 			}
 			if err := kc.Delete(ctx, &p); err != nil && !apierrors.IsNotFound(err) {
@@ -96,6 +97,14 @@ func runRunners(t *testing.T, pool, ns string, jobs []runnerJob) *runnerRun {
 		}
 		running = keep
 		if !now.Before(nextSample) {
+			var pods corev1.PodList
+			if err := kc.List(ctx, &pods, client.InNamespace(ns)); err == nil {
+				for _, p := range pods.Items {
+					if p.Spec.NodeName != "" {
+						nodeOf[p.Name] = p.Spec.NodeName
+					}
+				}
+			}
 			nodes, err := nodesOf(pool)
 			if err == nil {
 				run.last = len(nodes)
@@ -108,6 +117,37 @@ func runRunners(t *testing.T, pool, ns string, jobs []runnerJob) *runnerRun {
 		time.Sleep(250 * time.Millisecond) // the job clock's tick, not a wait for a condition
 	}
 	return run
+}
+
+// podFate says what is known of a runner that went before its job ended:
+// whether it was deleted or is terminating, the node it was last seen on and
+// whether that node is still there, and the pod's events.
+func podFate(ns, name string, terminating bool, node string) string {
+	ctx := context.Background()
+	fate := "gone"
+	if terminating {
+		fate = "terminating"
+	}
+	if node != "" {
+		var n corev1.Node
+		switch err := kc.Get(ctx, client.ObjectKey{Name: node}, &n); {
+		case apierrors.IsNotFound(err):
+			fate += ", its node " + node + " is gone"
+		case err == nil && n.DeletionTimestamp != nil:
+			fate += ", its node " + node + " is being deleted"
+		case err == nil:
+			fate += fmt.Sprintf(", on node %s (taints %v)", node, n.Spec.Taints)
+		}
+	}
+	var events corev1.EventList
+	if err := kc.List(ctx, &events, client.InNamespace(ns)); err == nil {
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == name {
+				fate += fmt.Sprintf("; event %s %s: %s", e.Source.Component, e.Reason, e.Message)
+			}
+		}
+	}
+	return fate
 }
 
 func runnerPod(ns, pool, name string) *corev1.Pod {
