@@ -61,6 +61,7 @@ func controllerCommand() *cobra.Command {
 	fl.DurationVar(&o.Lifecycle.InitializationTimeout, "initialization-timeout", o.Lifecycle.InitializationTimeout, "delete a NodeClaim whose node did not initialize this long after registering; 0 waits for ever")
 	fl.DurationVar(&o.Termination.StuckAfter, "drain-stuck-pod-timeout", o.Termination.StuckAfter, "stop waiting for a terminating pod on a draining node this long past its deletion deadline")
 	fl.DurationVar(&o.Termination.EvictionRetryMax, "eviction-retry-max-delay", o.Termination.EvictionRetryMax, "longest wait between retries of an eviction that a PodDisruptionBudget refused")
+	fl.DurationVar(&o.Termination.RoomWait, "drain-room-wait", o.Termination.RoomWait, "hold the eviction of a pod no ready node has room for while new capacity starts, up to this long after the NodeClaim's deletion; 0 evicts at once")
 	fl.DurationVar(&o.GCInterval, "gc-interval", o.GCInterval, "how often leaked instances and orphaned NodeClaims are looked for")
 	fl.DurationVar(&o.Disruption.Interval, "disruption-interval", o.Disruption.Interval, "how often the disruption loop looks for nodes to expire, replace, delete or consolidate")
 	fl.BoolVar(&o.Disruption.SpotToSpot, "spot-to-spot-consolidation", o.Disruption.SpotToSpot, "let consolidation replace a spot node by a cheaper spot node (off: spot nodes are only deleted)")

@@ -137,7 +137,8 @@ func Run(ctx context.Context, opts Options) error {
 	if err := lifecycle.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)
 	}
-	drain := &termination.Controller{Client: mgr.GetClient(), Recorder: recorder, Opts: opts.Termination}
+	drain := &termination.Controller{Client: mgr.GetClient(), Recorder: recorder, Opts: opts.Termination,
+		Room: &termination.Room{Client: mgr.GetClient(), Cloud: provider, Learned: store, MaxAge: 2 * time.Second}}
 	if err := drain.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the termination controller: %w", err)
 	}
@@ -223,13 +224,22 @@ func watchForProvisioning(ctx context.Context, mgr manager.Manager, prov *provis
 		},
 	}
 	onDelete := cache.ResourceEventHandlerFuncs{DeleteFunc: trigger}
+	// A NodeClaim whose deletion starts has pods that need a place before
+	// its drain evicts them (snapshot.Options.MoveDraining).
+	onClaim := cache.ResourceEventHandlerFuncs{DeleteFunc: trigger, UpdateFunc: func(old, o any) {
+		was, okOld := old.(*karpv1.NodeClaim)
+		is, ok := o.(*karpv1.NodeClaim)
+		if okOld && ok && was.DeletionTimestamp == nil && is.DeletionTimestamp != nil {
+			trigger(o)
+		}
+	}}
 	onChange := cache.ResourceEventHandlerFuncs{AddFunc: trigger, UpdateFunc: func(_, o any) { trigger(o) }, DeleteFunc: trigger}
 	for _, w := range []struct {
 		obj     client.Object
 		handler cache.ResourceEventHandler
 	}{
 		{&corev1.Pod{}, podHandler},
-		{&karpv1.NodeClaim{}, onDelete},
+		{&karpv1.NodeClaim{}, onClaim},
 		{&corev1.Node{}, onDelete},
 		{&karpv1.NodePool{}, onChange},
 		{&karpv1alpha1.NodeOverlay{}, onChange},

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/disruption/protect"
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/scheduling"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -25,11 +27,15 @@ type Result struct {
 	// Nominated counts pending pods kept on in-flight NodeClaims instead of
 	// being planned again.
 	Nominated int
+	// Draining maps the pods moved off draining nodes (Options.MoveDraining)
+	// to the node they are still bound to. Input.Pods holds copies of them
+	// without a nodeName.
+	Draining map[types.UID]string
 }
 
 // Build reads a cluster snapshot into the solver's Input.
 func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
-	res := &Result{PoolErrors: map[string]error{}, ClaimOf: map[string]string{}}
+	res := &Result{PoolErrors: map[string]error{}, ClaimOf: map[string]string{}, Draining: map[types.UID]string{}}
 	in := &solver.Input{
 		DaemonSets: c.DaemonSets,
 		Namespaces: c.Namespaces,
@@ -57,6 +63,7 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 	claimed := map[string]bool{}
 	usage := map[string]corev1.ResourceList{}
 	nominated := map[types.UID]bool{}
+	var draining []*corev1.Pod
 	for _, nc := range sortedClaims(c.NodeClaims) {
 		node := nodeIndex.ClaimNode(nc)
 		entry := claimEntry(nc, node, poolTypes)
@@ -75,7 +82,18 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 				}
 			}
 		}
-		entry.Pods = append(entry.Pods, boundTo[entry.Name]...)
+		if opts.MoveDraining && nc.DeletionTimestamp != nil && node != nil {
+			stay, move := splitDraining(boundTo[entry.Name], opts.Now)
+			entry.Pods = append(entry.Pods, stay...)
+			for _, p := range move {
+				res.Draining[p.UID] = node.Name
+				cp := p.DeepCopy()
+				cp.Spec.NodeName = ""
+				draining = append(draining, cp)
+			}
+		} else {
+			entry.Pods = append(entry.Pods, boundTo[entry.Name]...)
+		}
 		res.ClaimOf[entry.Name] = nc.Name
 		in.Nodes = append(in.Nodes, entry)
 		if pool := nc.Labels[karpv1.NodePoolLabelKey]; pool != "" {
@@ -99,6 +117,9 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 		})
 	}
 
+	// The drained pods come first: they were placed before the pods now
+	// pending, and kube-scheduler will see them pending first.
+	in.Pods = append(in.Pods, draining...)
 	for _, p := range c.Pods {
 		if pending[p.UID] != nil && !nominated[p.UID] {
 			in.Pods = append(in.Pods, p)
@@ -114,6 +135,21 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 		in.NodePools = append(in.NodePools, sp)
 	}
 	return res
+}
+
+// splitDraining divides the pods of a draining node into those that stay
+// until the node goes (DaemonSet and mirror pods, pods ending, pods that
+// tolerate the disrupted taint or that do-not-disrupt holds) and those the
+// drain will evict, which need a place elsewhere.
+func splitDraining(pods []*corev1.Pod, now time.Time) (stay, move []*corev1.Pod) {
+	for _, p := range pods {
+		if IsDaemonSetPod(p) || !protect.Evictable(p, now) {
+			stay = append(stay, p)
+		} else {
+			move = append(move, p)
+		}
+	}
+	return stay, move
 }
 
 // sortedClaims orders claims by name so a pod nominated twice (it cannot be,

@@ -49,3 +49,90 @@ func names(ps []*corev1.Pod) []string {
 	}
 	return out
 }
+
+// TestMoveDrainingPlansThePodsADrainWillEvict: with MoveDraining, the pods
+// of a node whose NodeClaim is being deleted that the drain will evict are
+// planned as pending copies; those that stay with the node are left on it,
+// and nothing moves off a node that is not draining.
+func TestMoveDrainingPlansThePodsADrainWillEvict(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	gone := metav1.NewTime(now.Add(-time.Minute))
+	pod := func(name, node string, mutate func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name),
+			CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}, Spec: corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if mutate != nil {
+			mutate(p)
+		}
+		return p
+	}
+	claim := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) {
+		nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"},
+			Finalizers: []string{karpv1.TerminationFinalizer}},
+			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name}}
+		if deleting {
+			nc.DeletionTimestamp = &gone
+		}
+		return nc, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}}
+	}
+	drainingClaim, drainingNode := claim("draining", true)
+	keptClaim, keptNode := claim("kept", false)
+	pods := []*corev1.Pod{
+		pod("web", "draining", nil),
+		pod("daemon", "draining", func(p *corev1.Pod) {
+			ctl := true
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "d", APIVersion: "apps/v1", Controller: &ctl}}
+		}),
+		pod("held", "draining", func(p *corev1.Pod) { p.Annotations = map[string]string{karpv1.DoNotDisruptAnnotationKey: "true"} }),
+		pod("ending", "draining", func(p *corev1.Pod) { p.DeletionTimestamp = &gone }),
+		pod("tolerates", "draining", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: karpv1.DisruptedTaintKey, Operator: corev1.TolerationOpExists}}
+		}),
+		pod("other", "kept", nil),
+	}
+	cluster := &Cluster{NodeClaims: []*karpv1.NodeClaim{drainingClaim, keptClaim}, Nodes: []*corev1.Node{drainingNode, keptNode}, Pods: pods}
+	for _, tc := range []struct {
+		move             bool
+		planned, onDrain []string
+	}{
+		{move: false, planned: nil, onDrain: []string{"web", "daemon", "held", "ending", "tolerates"}},
+		{move: true, planned: []string{"web"}, onDrain: []string{"daemon", "held", "ending", "tolerates"}},
+	} {
+		res := Build(cluster, PoolTypes{}, Options{Now: now, MoveDraining: tc.move})
+		if got := names(res.Input.Pods); !equal(got, tc.planned) {
+			t.Errorf("move=%v: planned %v, want %v", tc.move, got, tc.planned)
+		}
+		for _, n := range res.Input.Nodes {
+			switch n.Name {
+			case "draining":
+				if got := names(n.Pods); !equal(got, tc.onDrain) {
+					t.Errorf("move=%v: left on the draining node %v, want %v", tc.move, got, tc.onDrain)
+				}
+			case "kept":
+				if got := names(n.Pods); !equal(got, []string{"other"}) {
+					t.Errorf("move=%v: on the kept node %v, want [other]", tc.move, got)
+				}
+			}
+		}
+		if tc.move {
+			if res.Draining["web"] != "draining" || len(res.Draining) != 1 {
+				t.Errorf("Draining = %v, want web on node draining", res.Draining)
+			}
+			if res.Input.Pods[0].Spec.NodeName != "" || pods[0].Spec.NodeName != "draining" {
+				t.Errorf("the planned copy must have no nodeName and the cluster's pod keep its own")
+			}
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

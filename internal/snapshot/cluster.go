@@ -33,6 +33,11 @@ type Options struct {
 	// UntriedAfter also plans pods kube-scheduler has not tried this long
 	// after their creation (see ProvisionableAt); 0 waits for the scheduler.
 	UntriedAfter time.Duration
+	// MoveDraining plans the pods a drain will evict from the nodes of
+	// NodeClaims being deleted as if they were pending (see
+	// Result.Draining), so that room is found or launched for them before
+	// they are evicted.
+	MoveDraining bool
 }
 
 // PoolTypes gives, per NodePool name, the instance types it may launch with

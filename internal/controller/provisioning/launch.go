@@ -78,8 +78,8 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 	}
 	add := map[string][]*corev1.Pod{}
 	for _, pl := range plan.Placements {
-		if pl.Node == "" || !inFlight[pl.Node] {
-			continue
+		if _, bound := res.Draining[pl.Pod.UID]; bound || pl.Node == "" || !inFlight[pl.Node] {
+			continue // a draining node's pod is bound: the room is kept for it by planning it every loop
 		}
 		if claim := res.ClaimOf[pl.Node]; claim != "" {
 			add[claim] = append(add[claim], pl.Pod)

@@ -147,7 +147,11 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	for k, n := range states {
 		metrics.PodsState.WithLabelValues(k[0], k[1]).Set(float64(n))
 	}
-	if provisionable == 0 {
+	draining := false
+	for _, nc := range cluster.NodeClaims {
+		draining = draining || nc.DeletionTimestamp != nil
+	}
+	if provisionable == 0 && !draining {
 		metrics.SchedulingQueueDepth.WithLabelValues("provisioner").Set(0)
 		metrics.UnschedulablePods.Set(0)
 		return nil
@@ -158,7 +162,11 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 			p.Recorder.Eventf(o, corev1.EventTypeWarning, "InvalidNodeOverlay", "%v", err)
 		}
 	}
-	res := snapshot.Build(cluster, poolTypes, snapshot.Options{Now: now, NominationGrace: p.Opts.NominationGrace, UntriedAfter: p.Opts.UntriedAfter})
+	// The pods draining nodes will evict are planned too, as Karpenter
+	// does: if no node has room for them, one is launched before they are
+	// evicted, and the drain waits for it (termination.NoRoom).
+	res := snapshot.Build(cluster, poolTypes, snapshot.Options{Now: now, NominationGrace: p.Opts.NominationGrace,
+		UntriedAfter: p.Opts.UntriedAfter, MoveDraining: true})
 	for name, err := range poolErrs {
 		res.PoolErrors[name] = err
 	}
@@ -187,8 +195,9 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("planning %d pending pods: %w", len(res.Input.Pods), err)
 	}
+	plan.Unschedulable = pendingOnly(plan.Unschedulable, res.Draining)
 	metrics.UnschedulablePods.Set(float64(len(plan.Unschedulable)))
-	logger.Info("planned pending pods", "pods", len(res.Input.Pods), "nominatedEarlier", res.Nominated,
+	logger.Info("planned pending pods", "pods", len(res.Input.Pods)-len(res.Draining), "draining", len(res.Draining), "nominatedEarlier", res.Nominated,
 		"newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String())
 
 	created := p.createClaims(ctx, pools, plan)
@@ -261,4 +270,19 @@ func (p *Provisioner) forget(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.expected, name)
+}
+
+// pendingOnly drops the pods of draining nodes: they still run, and a
+// FailedScheduling event or the unschedulable gauge would say otherwise.
+func pendingOnly(us []solver.Unschedulable, draining map[types.UID]string) []solver.Unschedulable {
+	if len(draining) == 0 {
+		return us
+	}
+	out := us[:0:0]
+	for _, u := range us {
+		if _, ok := draining[u.Pod.UID]; !ok {
+			out = append(out, u)
+		}
+	}
+	return out
 }

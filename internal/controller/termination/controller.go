@@ -40,6 +40,10 @@ type Options struct {
 	Resync time.Duration
 	// MaxConcurrentReconciles bounds how many nodes drain at once.
 	MaxConcurrentReconciles int
+	// RoomWait is how long after a claim's deletion the eviction of a pod
+	// that no ready node has room for may wait for new capacity (see
+	// NoRoom); 0 evicts at once.
+	RoomWait time.Duration
 }
 
 // DefaultOptions follow Karpenter: a terminating pod is waited for a minute
@@ -47,7 +51,7 @@ type Options struct {
 // up to every 30.
 func DefaultOptions() Options {
 	return Options{StuckAfter: DefaultStuckAfter, EvictionRetryMin: time.Second, EvictionRetryMax: 30 * time.Second,
-		Resync: time.Minute, MaxConcurrentReconciles: 10}
+		Resync: time.Minute, MaxConcurrentReconciles: 10, RoomWait: 5 * time.Minute}
 }
 
 // Index names. Pods are indexed under the API server's own field selector,
@@ -93,6 +97,8 @@ type Controller struct {
 	Opts     Options
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// Room, when set, holds evictions of pods with nowhere to go yet.
+	Room RoomChecker
 
 	retries *retries
 }
@@ -168,7 +174,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return c.act(ctx, nc, in.Node, Decide(in))
+	plan := Decide(in)
+	if len(plan.Evict) > 0 && c.Room != nil && c.Opts.RoomWait > 0 {
+		noRoom, err := c.Room.NoRoom(ctx, in.Now)
+		if err != nil {
+			// Evicting is what a drain without the check does; it is no
+			// reason to stop.
+			log.FromContext(ctx).Error(err, "cannot tell whether the drained pods have room; evicting anyway")
+		} else if len(noRoom) > 0 {
+			in.NoRoom, in.RoomWait = noRoom, c.Opts.RoomWait
+			plan = Decide(in)
+		}
+	}
+	return c.act(ctx, nc, in.Node, plan)
 }
 
 // observe reads the claim's node, the pods bound to it, its

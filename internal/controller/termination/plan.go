@@ -33,6 +33,12 @@ type Input struct {
 	// StuckAfter is how long past its deletion timestamp a terminating pod is
 	// still waited for; 0 means DefaultStuckAfter.
 	StuckAfter time.Duration
+	// NoRoom holds the pods that no ready node has room for yet while new
+	// capacity could take them (see Room). Their eviction waits, up to
+	// RoomWait after the claim's deletion, so that they do not sit pending
+	// while that capacity starts; nil waits for nothing.
+	NoRoom   map[types.UID]string
+	RoomWait time.Duration
 }
 
 // Deletion is a pod to delete, bypassing its PodDisruptionBudgets and
@@ -56,7 +62,11 @@ const (
 	WaitDoNotDisrupt = "has " + karpv1.DoNotDisruptAnnotationKey
 	WaitEarlierGroup = "waits for an earlier wave"
 	WaitDeleting     = "deleted for the terminationGracePeriod"
+	WaitNoRoom       = "waits for room on a ready node"
 )
+
+// RoomRecheck is how often a drain that waits for room looks again.
+const RoomRecheck = 5 * time.Second
 
 // Plan is what to do next for a NodeClaim being deleted.
 type Plan struct {
@@ -139,6 +149,8 @@ func Decide(in Input) Plan {
 		return p
 	}
 
+	waitRoom := len(in.NoRoom) > 0 && in.Claim.DeletionTimestamp != nil &&
+		in.Now.Before(in.Claim.DeletionTimestamp.Add(in.RoomWait))
 	current := true
 	for _, pods := range groups {
 		for _, pod := range pods {
@@ -155,6 +167,10 @@ func Decide(in Input) Plan {
 				p.Waiting = append(p.Waiting, PodState{pod, WaitEarlierGroup})
 			case held:
 				p.Waiting = append(p.Waiting, PodState{pod, WaitDoNotDisrupt})
+			case waitRoom && in.NoRoom[pod.UID] != "":
+				p.Waiting = append(p.Waiting, PodState{pod, WaitNoRoom})
+				p.recheck(in.Now.Add(RoomRecheck))
+				p.recheck(in.Claim.DeletionTimestamp.Add(in.RoomWait))
 			default:
 				p.Evict = append(p.Evict, pod)
 				p.Waiting = append(p.Waiting, PodState{pod, WaitEvicting})

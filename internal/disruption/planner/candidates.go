@@ -78,6 +78,18 @@ func (p *planning) candidates() {
 			pending[pod.UID] = true
 		}
 	}
+	// Pods a drain will evict may be nominated to a node launched to take
+	// them; until they move, the node only looks empty.
+	draining := map[types.UID]bool{}
+	for _, nc := range c.NodeClaims {
+		if node := nodes.ClaimNode(nc); nc.DeletionTimestamp != nil && node != nil {
+			for _, pod := range bound[node.Name] {
+				if !snapshot.IsDaemonSetPod(pod) && protect.Evictable(pod, p.in.Now) {
+					draining[pod.UID] = true
+				}
+			}
+		}
+	}
 	for _, nc := range c.NodeClaims {
 		pool := nc.Labels[karpv1.NodePoolLabelKey]
 		p.total[pool]++
@@ -107,12 +119,13 @@ func (p *planning) candidates() {
 				cd.pods = append(cd.pods, pod)
 			}
 		}
-		nominated := 0
-		if p.in.Now.Sub(init.LastTransitionTime.Time) < p.in.Options.NominationGrace {
-			for _, uid := range snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation]) {
-				if pending[uid] {
-					nominated++
-				}
+		nominated, fromDrains, inGrace := 0, 0, p.in.Now.Sub(init.LastTransitionTime.Time) < p.in.Options.NominationGrace
+		for _, uid := range snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation]) {
+			switch {
+			case inGrace && pending[uid]:
+				nominated++
+			case draining[uid]:
+				fromDrains++
 			}
 		}
 		cd.verdict = protect.Check(protect.Candidate{Node: node, Claim: nc, Pods: cd.all}, p.pdbs, p.in.Now)
@@ -135,6 +148,10 @@ func (p *planning) candidates() {
 			// not counted among those that would have to move, so hold it.
 			cd.view.Blockers = append(cd.view.Blockers, fmt.Sprintf("%d pending pods are nominated to it", nominated))
 		}
+		if fromDrains > 0 {
+			cd.view.Blockers = append(cd.view.Blockers, fmt.Sprintf("%d pods of draining nodes are nominated to it", fromDrains))
+		}
+		nominated += fromDrains
 		cd.held = nominated > 0 || cd.verdict.Blocked()
 		for _, b := range cd.verdict.Blockers {
 			cd.view.Blockers = append(cd.view.Blockers, b.Message)

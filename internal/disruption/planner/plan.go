@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/disruption/budget"
 	"github.com/nodewright/nodewright/internal/disruption/protect"
@@ -34,7 +36,11 @@ type planning struct {
 	receiving map[string]bool
 	plan      *Plan
 	solves    int
-	free      map[string]room // per node, cpu and memory left
+	// draining are the pods draining nodes will evict, as pending copies:
+	// every simulation places them first, so that no command takes the
+	// room they are about to need.
+	draining []*corev1.Pod
+	free     map[string]room // per node, cpu and memory left
 }
 
 // Decide plans one disruption loop. It never fails: parts it cannot read
@@ -56,8 +62,13 @@ func Decide(in Input) *Plan {
 	}
 	p.candidates()
 	p.free = freeRoom(in.Cluster)
-	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace})
+	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace, MoveDraining: true})
 	p.base, p.claimOf = res.Input, res.ClaimOf
+	for _, pod := range res.Input.Pods {
+		if _, ok := res.Draining[pod.UID]; ok {
+			p.draining = append(p.draining, pod)
+		}
+	}
 
 	p.reserveReplacements()
 	p.expire()

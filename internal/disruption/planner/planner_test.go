@@ -8,8 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
 // want is what a case expects of the plan: the commands as
@@ -365,6 +367,34 @@ func TestDecide(t *testing.T) {
 			return w
 		},
 		want: want{commands: []string{"Underutilized/Delete:a"}},
+	}, {
+		name: "the pods a drain will evict take their room first",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			gone, _ := w.node("gone", "p", "c5.2xlarge", "on-demand")
+			gone.DeletionTimestamp = ptr(metav1.NewTime(w.now.Add(-time.Minute)))
+			w.pod("gone", "3", "1Gi", nil)
+			w.node("a", "p", "c5.2xlarge", "on-demand")
+			w.pod("a", "3", "1Gi", doNotDisrupt("true"))
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			w.pod("b", "3", "1Gi", nil)
+			return w
+		},
+		// a has room for one 3-CPU pod: gone's, which is about to be
+		// evicted, not b's, so b is replaced by a smaller node, not deleted.
+		want: want{commands: []string{"Underutilized/Replace:b"}, blockers: map[string]string{"a": "do-not-disrupt"}},
+	}, {
+		name: "an empty node a draining pod is nominated to is kept",
+		build: func() *world {
+			w := newWorld(pool("p"))
+			gone, _ := w.node("gone", "p", "c5.2xlarge", "on-demand")
+			gone.DeletionTimestamp = ptr(metav1.NewTime(w.now.Add(-time.Minute)))
+			moving := w.pod("gone", "3", "1Gi", nil)
+			nc, _ := w.node("new", "p", "c5.xlarge", "on-demand")
+			nc.Annotations[snapshot.NominatedPodsAnnotation] = snapshot.EncodeNominations([]types.UID{moving.UID})
+			return w
+		},
+		want: want{blockers: map[string]string{"new": "1 pods of draining nodes are nominated to it"}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

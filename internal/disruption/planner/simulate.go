@@ -1,6 +1,7 @@
 package planner
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/internal/disruption/protect"
@@ -38,7 +39,7 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 		drop[c.claim.Name] = true
 	}
 	in := *p.base
-	in.Pods = nil
+	in.Pods = append([]*corev1.Pod(nil), p.draining...)
 	in.Nodes = make([]solver.Node, len(p.base.Nodes))
 	copy(in.Nodes, p.base.Nodes)
 	own := map[types.UID]bool{}
@@ -65,15 +66,17 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 		}
 		n.Pods = nil
 	}
-	if len(in.Pods) == 0 {
+	if len(own) == 0 {
 		return simulation{plan: &solver.Plan{}}
 	}
 	// The solver places pending pods; bound ones would keep their nodeName
 	// in its checks, so it sees copies without it.
 	for i, pod := range in.Pods {
-		cp := pod.DeepCopy()
-		cp.Spec.NodeName = ""
-		in.Pods[i] = cp
+		if pod.Spec.NodeName != "" {
+			cp := pod.DeepCopy()
+			cp.Spec.NodeName = ""
+			in.Pods[i] = cp
+		}
 	}
 	p.solves++
 	plan, err := solver.Solve(&in)

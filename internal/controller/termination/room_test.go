@@ -1,0 +1,123 @@
+package termination
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/instancetype"
+	"github.com/nodewright/nodewright/internal/snapshot"
+)
+
+// TestEvictionWaitsForRoom: a pod no ready node has room for waits, and
+// holds back the waves after it, until RoomWait after the claim's deletion;
+// then it is evicted anyway.
+func TestEvictionWaitsForRoom(t *testing.T) {
+	noRoom := map[types.UID]string{"web": "no ready node has room for it"}
+	for _, tc := range []struct {
+		name        string
+		deletedAgo  time.Duration
+		noRoom      map[types.UID]string
+		evict       []string
+		waiting     []string
+		recheckWant time.Time
+	}{
+		{name: "room everywhere", deletedAgo: 10 * time.Second, evict: []string{"api", "web"},
+			waiting: []string{"api: being evicted", "daemon: waits for an earlier wave", "web: being evicted"}},
+		{name: "no room yet", deletedAgo: 10 * time.Second, noRoom: noRoom, evict: []string{"api"},
+			waiting:     []string{"api: being evicted", "daemon: waits for an earlier wave", "web: waits for room on a ready node"},
+			recheckWant: now.Add(RoomRecheck)},
+		{name: "waited long enough", deletedAgo: 6 * time.Minute, noRoom: noRoom, evict: []string{"api", "web"},
+			waiting: []string{"api: being evicted", "daemon: waits for an earlier wave", "web: being evicted"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nc := claim(func(nc *karpv1.NodeClaim) { nc.DeletionTimestamp = &metav1.Time{Time: now.Add(-tc.deletedAgo)} })
+			p := Decide(Input{Claim: nc, Node: readyNode(), Pods: []*corev1.Pod{pod("web"), pod("api"), pod("daemon", daemon)},
+				Now: now, NoRoom: tc.noRoom, RoomWait: 5 * time.Minute})
+			if got := names(p.Evict); !reflect.DeepEqual(got, tc.evict) {
+				t.Errorf("evict %v, want %v", got, tc.evict)
+			}
+			if got := reasons(p.Waiting); !reflect.DeepEqual(got, tc.waiting) {
+				t.Errorf("waiting %v, want %v", got, tc.waiting)
+			}
+			if !p.RecheckAt.Equal(tc.recheckWant) {
+				t.Errorf("recheck at %v, want %v", p.RecheckAt, tc.recheckWant)
+			}
+		})
+	}
+}
+
+var catalog = kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
+
+// TestNoRoom: a draining node's pod is held only when no ready node can
+// take it and a new node could; a node still starting does not count as
+// room, and a pod that fits nowhere is not held.
+func TestNoRoom(t *testing.T) {
+	gone := metav1.NewTime(now.Add(-time.Minute))
+	it := catalog[0]
+	for _, x := range catalog {
+		if x.Name == "c5.xlarge" {
+			it = x
+		}
+	}
+	node := func(name string, deleting, initialized bool) (*karpv1.NodeClaim, *corev1.Node) {
+		nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
+			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: it.Allocatable()}}
+		if deleting {
+			nc.DeletionTimestamp = &gone
+		}
+		if initialized {
+			nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
+		}
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
+			Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: it.Allocatable()}}
+		return nc, n
+	}
+	busy := func(name, node, cpu string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name)},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
+		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "default"}}}}}
+	for _, tc := range []struct {
+		name string
+		// other is the cpu the pod on the other, ready node requests.
+		other       string
+		starting    bool
+		pools, want bool
+	}{
+		{name: "a ready node has room", other: "1", pools: true, want: false},
+		{name: "no ready node has room, a new node would", other: "3", pools: true, want: true},
+		{name: "only a starting node has room", other: "1", starting: true, pools: true, want: true},
+		{name: "no room anywhere: waiting would not help", other: "3", pools: false, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			drainClaim, drainNode := node("draining", true, true)
+			otherClaim, otherNode := node("other", false, !tc.starting)
+			c := &snapshot.Cluster{NodeClaims: []*karpv1.NodeClaim{drainClaim, otherClaim}, Nodes: []*corev1.Node{drainNode, otherNode},
+				Pods: []*corev1.Pod{busy("moving", "draining", "2"), busy("staying", "other", tc.other)}}
+			poolTypes := snapshot.PoolTypes{}
+			if tc.pools {
+				c.NodePools = []*karpv1.NodePool{np}
+				poolTypes["p"] = catalog
+			}
+			got, err := NoRoom(snapshot.Build(c, poolTypes, snapshot.Options{Now: now, MoveDraining: true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, held := got["moving"]; held != tc.want || len(got) > 1 {
+				t.Errorf("held %v, want moving held %v", got, tc.want)
+			}
+		})
+	}
+}
