@@ -120,6 +120,7 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 			log.FromContext(ctx).Error(err, "disruption command failed", "reason", cmd.Reason, "nodeclaims", cmd.Claims)
 		}
 	}
+	c.persistStarts(ctx, cluster, now)
 	c.attrition(ctx, plan, cluster, now)
 	c.publish(ctx, plan, cluster, idx, now)
 	return plan, nil
@@ -143,37 +144,6 @@ func (c *Controller) cloudDrift(ctx context.Context, cluster *snapshot.Cluster) 
 		}
 	}
 	return out
-}
-
-// recentStarts are the disruption starts per NodePool this process saw,
-// and those the claims still show, for rate budgets.
-func (c *Controller) recentStarts(cluster *snapshot.Cluster, now time.Time) map[string][]time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.started == nil {
-		c.started = map[string][]time.Time{}
-	}
-	out := map[string][]time.Time{}
-	for pool, ts := range c.started {
-		var keep []time.Time
-		for _, t := range ts {
-			if now.Sub(t) < 24*time.Hour {
-				keep = append(keep, t)
-			}
-		}
-		c.started[pool] = keep
-		out[pool] = append(out[pool], keep...)
-	}
-	return out
-}
-
-func (c *Controller) noteStart(pool string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.started == nil {
-		c.started = map[string][]time.Time{}
-	}
-	c.started[pool] = append(c.started[pool], now)
 }
 
 func key(name string) types.NamespacedName { return types.NamespacedName{Name: name} }

@@ -95,8 +95,11 @@ func Decide(in Input) *Plan {
 
 // budgets evaluates a NodePool's budgets with the disruptions counted so far.
 func (p *planning) budgets(np *karpv1.NodePool) (budget.Result, error) {
+	// The NodePool's record of starts is read here too, so that explain,
+	// which has no memory of its own, counts them as the controller does.
+	started := budget.SortedStarts(append(budget.DecodeStarts(np.Annotations[budget.StartsAnnotation]), p.in.Started[np.Name]...))
 	return budget.Evaluate(budget.Input{NodePool: np, Total: p.total[np.Name],
-		Disrupting: p.disrupting[np.Name], Started: p.in.Started[np.Name]}, p.in.Now)
+		Disrupting: p.disrupting[np.Name], Started: started}, p.in.Now)
 }
 
 // allowed is how many more of np's nodes may go for reason now.
