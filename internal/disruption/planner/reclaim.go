@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -12,44 +13,89 @@ import (
 // plan needs new nodes while nodes drain by attrition, it plans again as if
 // they took pods, and if that needs fewer new nodes, it returns that plan
 // and the draining nodes it puts pods on, whose taint must come off. Room
-// already paid for is used before more is bought.
+// already paid for is used before more is bought. Of the draining nodes,
+// the fullest are opened first: their pods keep them for longest anyway,
+// while the emptiest are about to go, and a new job would hold one for its
+// whole length.
 func ReclaimAttrition(in *solver.Input, plan *solver.Plan) (*solver.Plan, map[string]bool, error) {
 	if len(plan.NewClaims) == 0 {
 		return plan, nil, nil
 	}
-	draining := map[string]bool{}
-	alt := *in
-	alt.Nodes = make([]solver.Node, len(in.Nodes))
-	copy(alt.Nodes, in.Nodes)
-	for i := range alt.Nodes {
-		n := &alt.Nodes[i]
-		var kept []corev1.Taint
+	var draining []int // indexes into in.Nodes
+	for i, n := range in.Nodes {
 		for _, t := range n.Taints {
 			if t.Key == AttritionTaintKey {
-				draining[n.Name] = true
-				continue
+				draining = append(draining, i)
+				break
 			}
-			kept = append(kept, t)
-		}
-		if draining[n.Name] {
-			n.Taints = kept
 		}
 	}
 	if len(draining) == 0 {
 		return plan, nil, nil
 	}
-	other, err := solver.Solve(&alt)
+	sort.SliceStable(draining, func(a, b int) bool {
+		na, nb := &in.Nodes[draining[a]], &in.Nodes[draining[b]]
+		if len(na.Pods) != len(nb.Pods) {
+			return len(na.Pods) > len(nb.Pods)
+		}
+		return na.Name < nb.Name
+	})
+	all, err := openDraining(in, draining)
 	if err != nil {
-		return nil, nil, fmt.Errorf("planning with the nodes that drain by attrition: %w", err)
+		return nil, nil, err
 	}
-	if len(other.NewClaims) >= len(plan.NewClaims) {
+	if len(all.NewClaims) >= len(plan.NewClaims) {
 		return plan, nil, nil
 	}
+	best := all
+	// The fewest of the fullest that do as well; a few tries at most, as
+	// each is a solve.
+	for k := 1; k < len(draining) && k <= reclaimTries; k++ {
+		some, err := openDraining(in, draining[:k])
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(some.NewClaims) <= len(all.NewClaims) {
+			best = some
+			break
+		}
+	}
+	isDraining := map[string]bool{}
+	for _, i := range draining {
+		isDraining[in.Nodes[i].Name] = true
+	}
 	used := map[string]bool{}
-	for _, pl := range other.Placements {
-		if draining[pl.Node] {
+	for _, pl := range best.Placements {
+		if isDraining[pl.Node] {
 			used[pl.Node] = true
 		}
 	}
-	return other, used, nil
+	return best, used, nil
+}
+
+// reclaimTries bounds the smaller sets of draining nodes ReclaimAttrition
+// tries before it opens them all.
+const reclaimTries = 4
+
+// openDraining plans in with the attrition taint lifted from the nodes at
+// the given indexes.
+func openDraining(in *solver.Input, idx []int) (*solver.Plan, error) {
+	alt := *in
+	alt.Nodes = make([]solver.Node, len(in.Nodes))
+	copy(alt.Nodes, in.Nodes)
+	for _, i := range idx {
+		n := &alt.Nodes[i]
+		var kept []corev1.Taint
+		for _, t := range n.Taints {
+			if t.Key != AttritionTaintKey {
+				kept = append(kept, t)
+			}
+		}
+		n.Taints = kept
+	}
+	plan, err := solver.Solve(&alt)
+	if err != nil {
+		return nil, fmt.Errorf("planning with the nodes that drain by attrition: %w", err)
+	}
+	return plan, nil
 }

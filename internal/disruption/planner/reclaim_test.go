@@ -1,11 +1,13 @@
 package planner
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/instancetype"
@@ -51,5 +53,39 @@ func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
 				t.Errorf("plan launches %d, reclaimed %v; want %d launches, reclaimed %v", len(plan.NewClaims), reclaimed, tc.wantClaims, tc.wantReclaim)
 			}
 		})
+	}
+}
+
+// TestReclaimAttritionOpensTheFullestFirst: of two draining nodes with room
+// for a pending job, the one with more pods is opened, and only that one:
+// the emptier one is about to go, and a new job would hold it.
+func TestReclaimAttritionOpensTheFullestFirst(t *testing.T) {
+	types := kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
+	job := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: k8stypes.UID(name)},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	}
+	node := func(name string, jobs int) solver.Node {
+		n := solver.Node{Name: name, NodePool: "p", Taints: []corev1.Taint{AttritionTaint},
+			Labels:      map[string]string{corev1.LabelHostname: name, corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux"},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("50")}}
+		for i := 0; i < jobs; i++ {
+			n.Pods = append(n.Pods, job(fmt.Sprintf("%s-%d", name, i), name))
+		}
+		return n
+	}
+	in := &solver.Input{NodePools: []solver.NodePool{{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: types}},
+		Nodes: []solver.Node{node("a-emptier", 1), node("b-fuller", 3)}, Pods: []*corev1.Pod{job("new", "")}}
+	first, err := solver.Solve(in)
+	if err != nil || len(first.NewClaims) != 1 {
+		t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
+	}
+	plan, reclaimed, err := ReclaimAttrition(in, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.NewClaims) != 0 || !reclaimed["b-fuller"] || len(reclaimed) != 1 {
+		t.Errorf("plan launches %d, reclaimed %v; want nothing launched and only b-fuller opened", len(plan.NewClaims), reclaimed)
 	}
 }
