@@ -176,7 +176,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	plan := Decide(in)
 	if len(plan.Evict) > 0 && c.Room != nil && c.Opts.RoomWait > 0 {
-		noRoom, err := c.Room.NoRoom(ctx, in.Now)
+		noRoom, err := c.Room.NoRoom(ctx, nc.Name, in.Now)
 		if err != nil {
 			// Evicting is what a drain without the check does; it is no
 			// reason to stop.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,7 +21,7 @@ import (
 // RoomChecker tells which pods of draining nodes should not be evicted yet
 // because no ready node has room for them (see NoRoom).
 type RoomChecker interface {
-	NoRoom(ctx context.Context, now time.Time) (map[types.UID]string, error)
+	NoRoom(ctx context.Context, claim string, now time.Time) (map[types.UID]string, error)
 }
 
 // Room answers RoomChecker from the cluster as the cache holds it. One
@@ -35,13 +36,17 @@ type Room struct {
 	mu   sync.Mutex
 	at   time.Time
 	last map[types.UID]string
+	// draining are the claims the last answer saw being deleted: one it
+	// did not see needs a new answer, or its pods would be evicted
+	// unchecked.
+	draining map[string]bool
 }
 
-// NoRoom implements RoomChecker.
-func (r *Room) NoRoom(ctx context.Context, now time.Time) (map[types.UID]string, error) {
+// NoRoom implements RoomChecker for the drain of claim.
+func (r *Room) NoRoom(ctx context.Context, claim string, now time.Time) (map[types.UID]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.last != nil && now.Sub(r.at) < r.MaxAge && !now.Before(r.at) {
+	if r.last != nil && r.draining[claim] && now.Sub(r.at) < r.MaxAge && !now.Before(r.at) {
 		return r.last, nil
 	}
 	seen, err := observe.List(ctx, r.Client, client.UnsafeDisableDeepCopy)
@@ -56,6 +61,12 @@ func (r *Room) NoRoom(ctx context.Context, now time.Time) (map[types.UID]string,
 	if err != nil {
 		return nil, err
 	}
+	r.draining = map[string]bool{}
+	for _, nc := range seen.Cluster.NodeClaims {
+		if nc.DeletionTimestamp != nil {
+			r.draining[nc.Name] = true
+		}
+	}
 	r.at, r.last = now, out
 	return out, nil
 }
@@ -65,7 +76,8 @@ func (r *Room) NoRoom(ctx context.Context, now time.Time) (map[types.UID]string,
 // node could: evicted now, they would sit pending until it is up, with
 // nowhere to run. It places them with the pending pods on the ready nodes
 // and on new NodeClaims; nodes still starting are left out, so a pod whose
-// only room is on one waits for it too. A pod that fits nowhere at all is
+// only room is on one waits for it too, and the pods nominated to them
+// compete for the ready room. A pod that fits nowhere at all is
 // not held: waiting would not help it.
 func NoRoom(res *snapshot.Result) (map[types.UID]string, error) {
 	out := map[types.UID]string{}
@@ -74,9 +86,18 @@ func NoRoom(res *snapshot.Result) (map[types.UID]string, error) {
 	}
 	in := *res.Input
 	in.Nodes = nil
+	in.Pods = append([]*corev1.Pod(nil), res.Input.Pods...)
 	for _, n := range res.Input.Nodes {
 		if !n.InFlight {
 			in.Nodes = append(in.Nodes, n)
+			continue
+		}
+		// Pending pods nominated to a starting node take room on a ready
+		// one the moment it frees: kube-scheduler binds wherever they fit.
+		for _, p := range n.Pods {
+			if p.Spec.NodeName == "" {
+				in.Pods = append(in.Pods, p)
+			}
 		}
 	}
 	plan, err := solver.Solve(&in)
