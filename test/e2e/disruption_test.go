@@ -245,6 +245,7 @@ func TestExpiredNodesAreReplaced(t *testing.T) {
 	rec := recordClaims(pool)
 	deployment(t, ns, "app", 2, map[string]string{karpv1.NodePoolLabelKey: pool}, podShape{cpu: "1", memory: "1Gi"})
 	waitRunning(t, ns, 2, 4*time.Minute)
+	ran := time.Now()
 	first, err := claimsOf(pool)
 	if err != nil {
 		t.Fatal(err)
@@ -271,6 +272,32 @@ func TestExpiredNodesAreReplaced(t *testing.T) {
 		}
 	}
 	waitRunning(t, ns, 2, 4*time.Minute)
+	// The expired nodes' pods had no room elsewhere: a node was launched
+	// for them before they were evicted, so none waited, pending, for one.
+	if fails := unschedulableSince(t, ns, ran); len(fails) > 0 {
+		t.Errorf("evicted pods waited for a node: %v", fails)
+	}
+}
+
+// unschedulableSince lists kube-scheduler's FailedScheduling events in ns
+// after t: a pod that found no node.
+func unschedulableSince(t *testing.T, ns string, since time.Time) []string {
+	t.Helper()
+	var evs corev1.EventList
+	if err := kc.List(context.Background(), &evs, client.InNamespace(ns)); err != nil {
+		t.Fatalf("listing events: %v", err)
+	}
+	var out []string
+	for _, e := range evs.Items {
+		at := e.LastTimestamp.Time
+		if e.EventTime.After(at) {
+			at = e.EventTime.Time
+		}
+		if e.Reason == "FailedScheduling" && e.Source.Component != "nodewright" && e.ReportingController != "nodewright" && at.After(since) {
+			out = append(out, fmt.Sprintf("%s %s: %s", at.Format("15:04:05"), e.InvolvedObject.Name, e.Message))
+		}
+	}
+	return out
 }
 
 // TestBudgetsAndDoNotDisruptHoldNodes: an empty node is kept while the

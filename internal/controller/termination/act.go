@@ -159,6 +159,9 @@ func (c *Controller) evictPods(ctx context.Context, nc *karpv1.NodeClaim, node *
 		}
 	}
 	if len(evicted) > 0 {
+		if c.Room != nil {
+			c.Room.Forget()
+		}
 		c.Recorder.Eventf(nc, corev1.EventTypeNormal, "Evicted", "Evicted pod %s", summarize(evicted))
 	}
 	if len(refused) > 0 {

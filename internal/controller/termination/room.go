@@ -22,6 +22,9 @@ import (
 // because no ready node has room for them (see NoRoom).
 type RoomChecker interface {
 	NoRoom(ctx context.Context, claim string, now time.Time) (map[types.UID]string, error)
+	// Forget drops a remembered answer: pods were just evicted, and their
+	// replacements take room the answer counted as free.
+	Forget()
 }
 
 // Room answers RoomChecker from the cluster as the cache holds it. One
@@ -69,6 +72,13 @@ func (r *Room) NoRoom(ctx context.Context, claim string, now time.Time) (map[typ
 	}
 	r.at, r.last = now, out
 	return out, nil
+}
+
+// Forget implements RoomChecker.
+func (r *Room) Forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = nil
 }
 
 // NoRoom finds the pods the drains will evict (res built with
