@@ -3,16 +3,19 @@ package termination
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
 )
 
@@ -312,4 +315,86 @@ func TestClaimWithoutNodeIsReleasedAtOnce(t *testing.T) {
 	if ok, err := untouched("nonode-web"); !ok {
 		t.Fatal(err)
 	}
+}
+
+// TestEvictionWaitsForRoomOnAReadyNode: the drained node's pod has no room
+// on the one ready node while a new node of the NodePool could take it, so
+// it is not evicted and the Drained condition says why; when room frees
+// on the ready node, it is evicted.
+func TestEvictionWaitsForRoomOnAReadyNode(t *testing.T) {
+	ctx := context.Background()
+	class := &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "room"}}
+	if err := cluster.Client.Create(ctx, class); err != nil {
+		t.Fatal(err)
+	}
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "room"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
+		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: "room"},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
+				Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{karpv1.CapacityTypeOnDemand}}}}}}}}
+	if err := cluster.Client.Create(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Client.Delete(ctx, np); _ = cluster.Client.Delete(ctx, class) })
+	sized := func(name string) {
+		t.Helper()
+		launched(t, name, nil)
+		n := &corev1.Node{}
+		if err := cluster.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			t.Fatal(err)
+		}
+		n.Labels[corev1.LabelHostname] = name
+		n.Labels[corev1.LabelOSStable] = "linux"
+		n.Labels[corev1.LabelArchStable] = "amd64"
+		n.Spec.Taints = nil // the API server's not-ready taint: no kubelet here says otherwise
+		if err := cluster.Client.Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		n.Status.Capacity = n.Status.Allocatable
+		if err := cluster.Client.Status().Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpu := func(v string) podOption {
+		return func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v), corev1.ResourceMemory: resource.MustParse("1Gi")}
+		}
+	}
+	sized("room-ready")
+	sized("room-drained")
+	other := runningPod(t, "room-ready", "room-other", cpu("3"), gracePeriodSeconds(0))
+	runningPod(t, "room-drained", "room-moving", cpu("2"), gracePeriodSeconds(0))
+	nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "room-drained"}}
+	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
+		t.Fatal(err)
+	}
+	startWith(t, testOptions(), true)
+	deleteClaim(t, nc)
+
+	eventually(t, 20*time.Second, "the Drained condition to say the pod waits for room", func() (bool, error) {
+		got := &karpv1.NodeClaim{}
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, nodeclaim.ConditionTypeDrained)
+		return c != nil && strings.Contains(c.Message, WaitNoRoom), fmt.Errorf("Drained condition %+v", c)
+	})
+	consistently(t, 3*time.Second, "the pod with nowhere to go to stay", func() (bool, error) { return untouched("room-moving") })
+
+	forceDelete(t, other)
+	eventually(t, 20*time.Second, "the pod to be evicted once the ready node has room", func() (bool, error) {
+		ok, err := evicted("room-moving")
+		if !ok {
+			got := &karpv1.NodeClaim{}
+			_ = cluster.Client.Get(ctx, client.ObjectKeyFromObject(nc), got)
+			var pods corev1.PodList
+			_ = cluster.Client.List(ctx, &pods)
+			var names []string
+			for _, p := range pods.Items {
+				names = append(names, p.Name+"@"+p.Spec.NodeName)
+			}
+			err = fmt.Errorf("%v; Drained %+v; pods %v", err, meta.FindStatusCondition(got.Status.Conditions, nodeclaim.ConditionTypeDrained), names)
+		}
+		return ok, err
+	})
 }

@@ -48,6 +48,12 @@ func testOptions() Options {
 // operator wires them, until the returned stop is called.
 func start(t *testing.T, opts Options) (stop func()) {
 	t.Helper()
+	return startWith(t, opts, false)
+}
+
+// startWith is start, with the drain's room check (Room) when room is set.
+func startWith(t *testing.T, opts Options, room bool) (stop func()) {
+	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
 		Scheme:                 testcluster.Scheme,
@@ -76,6 +82,9 @@ func start(t *testing.T, opts Options) (stop func()) {
 		t.Fatal(err)
 	}
 	term := &Controller{Client: mgr.GetClient(), Recorder: recorder, Opts: opts}
+	if room {
+		term.Room = &Room{Client: mgr.GetClient(), Cloud: provider, Learned: learned.NewStore(cluster.Client, "default"), MaxAge: 2 * time.Second}
+	}
 	if err := term.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -84,32 +84,59 @@ func (r *Room) Forget() {
 // NoRoom finds the pods the drains will evict (res built with
 // MoveDraining) that no ready node can take now but a new or starting
 // node could: evicted now, they would sit pending until it is up, with
-// nowhere to run. It places them with the pending pods on the ready nodes
-// and on new NodeClaims; nodes still starting are left out, so a pod whose
-// only room is on one waits for it too, and the pods nominated to them
-// compete for the ready room. A pod that fits nowhere at all is
-// not held: waiting would not help it.
+// nowhere to run. Pods already pending are ahead of them in
+// kube-scheduler's queue and take the ready room the moment it frees, so
+// they are placed first, on the ready nodes only (those nominated to a
+// starting node too: they bind wherever they fit). The drained pods are
+// then placed on what is left and on new NodeClaims; nodes still starting
+// are left out, so a pod whose only room is on one waits for it. A pod that
+// fits nowhere at all is not held: waiting would not help it.
 func NoRoom(res *snapshot.Result) (map[types.UID]string, error) {
 	out := map[types.UID]string{}
 	if len(res.Draining) == 0 {
 		return out, nil
 	}
-	in := *res.Input
-	in.Nodes = nil
-	in.Pods = append([]*corev1.Pod(nil), res.Input.Pods...)
+	var ready []solver.Node
+	var pending, drained []*corev1.Pod
 	for _, n := range res.Input.Nodes {
 		if !n.InFlight {
-			in.Nodes = append(in.Nodes, n)
+			ready = append(ready, n)
 			continue
 		}
-		// Pending pods nominated to a starting node take room on a ready
-		// one the moment it frees: kube-scheduler binds wherever they fit.
 		for _, p := range n.Pods {
 			if p.Spec.NodeName == "" {
-				in.Pods = append(in.Pods, p)
+				pending = append(pending, p)
 			}
 		}
 	}
+	for _, p := range res.Input.Pods {
+		if _, ok := res.Draining[p.UID]; ok {
+			drained = append(drained, p)
+		} else {
+			pending = append(pending, p)
+		}
+	}
+	if len(pending) > 0 {
+		first := *res.Input
+		first.Nodes, first.Pods, first.NodePools = ready, pending, nil
+		plan, err := solver.Solve(&first)
+		if err != nil {
+			return nil, fmt.Errorf("simulating where the pending pods go: %w", err)
+		}
+		at := map[string]int{}
+		ready = append([]solver.Node(nil), ready...)
+		for i, n := range ready {
+			at[n.Name] = i
+		}
+		for _, pl := range plan.Placements {
+			if i, ok := at[pl.Node]; ok && pl.NewClaim < 0 {
+				n := &ready[i]
+				n.Pods = append(append([]*corev1.Pod(nil), n.Pods...), pl.Pod)
+			}
+		}
+	}
+	in := *res.Input
+	in.Nodes, in.Pods = ready, drained
 	plan, err := solver.Solve(&in)
 	if err != nil {
 		return nil, fmt.Errorf("simulating where the drained pods go: %w", err)

@@ -95,17 +95,26 @@ func TestNoRoom(t *testing.T) {
 		other       string
 		starting    bool
 		pools, want bool
+		// pending is the cpu of a pod kube-scheduler found no room for.
+		pending string
 	}{
 		{name: "a ready node has room", other: "1", pools: true, want: false},
 		{name: "no ready node has room, a new node would", other: "3", pools: true, want: true},
 		{name: "only a starting node has room", other: "1", starting: true, pools: true, want: true},
 		{name: "no room anywhere: waiting would not help", other: "3", pools: false, want: false},
+		{name: "a pending pod takes the ready room first", other: "1", pending: "2", pools: true, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			drainClaim, drainNode := node("draining", true, true)
 			otherClaim, otherNode := node("other", false, !tc.starting)
 			c := &snapshot.Cluster{NodeClaims: []*karpv1.NodeClaim{drainClaim, otherClaim}, Nodes: []*corev1.Node{drainNode, otherNode},
 				Pods: []*corev1.Pod{busy("moving", "draining", "2"), busy("staying", "other", tc.other)}}
+			if tc.pending != "" {
+				p := busy("pending", "", tc.pending)
+				p.Status.Phase = corev1.PodPending
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+				c.Pods = append(c.Pods, p)
+			}
 			poolTypes := snapshot.PoolTypes{}
 			if tc.pools {
 				c.NodePools = []*karpv1.NodePool{np}
