@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -99,17 +100,17 @@ func TestMoveDrainingPlansThePodsADrainWillEvict(t *testing.T) {
 		{move: true, planned: []string{"web"}, onDrain: []string{"daemon", "held", "ending", "tolerates"}},
 	} {
 		res := Build(cluster, PoolTypes{}, Options{Now: now, MoveDraining: tc.move})
-		if got := names(res.Input.Pods); !equal(got, tc.planned) {
+		if got := names(res.Input.Pods); !slices.Equal(got, tc.planned) {
 			t.Errorf("move=%v: planned %v, want %v", tc.move, got, tc.planned)
 		}
 		for _, n := range res.Input.Nodes {
 			switch n.Name {
 			case "draining":
-				if got := names(n.Pods); !equal(got, tc.onDrain) {
+				if got := names(n.Pods); !slices.Equal(got, tc.onDrain) {
 					t.Errorf("move=%v: left on the draining node %v, want %v", tc.move, got, tc.onDrain)
 				}
 			case "kept":
-				if got := names(n.Pods); !equal(got, []string{"other"}) {
+				if got := names(n.Pods); !slices.Equal(got, []string{"other"}) {
 					t.Errorf("move=%v: on the kept node %v, want [other]", tc.move, got)
 				}
 			}
@@ -123,16 +124,4 @@ func TestMoveDrainingPlansThePodsADrainWillEvict(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
