@@ -58,8 +58,9 @@ func disruptionCost(cs []*candidate) {
 
 // candidates reads every initialized, live NodeClaim with a node and a
 // NodePool. It also counts, per NodePool, the nodes already being disrupted
-// by reason, and the total.
-func (p *planning) candidates() {
+// by reason, and the total. draining maps the pods drains will evict to
+// their nodes (snapshot.Result.Draining).
+func (p *planning) candidates(draining map[types.UID]string) {
 	c := p.in.Cluster
 	pools := map[string]*karpv1.NodePool{}
 	for _, np := range c.NodePools {
@@ -76,18 +77,6 @@ func (p *planning) candidates() {
 	for _, pod := range c.Pods {
 		if pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil {
 			pending[pod.UID] = true
-		}
-	}
-	// Pods a drain will evict may be nominated to a node launched to take
-	// them; until they move, the node only looks empty.
-	draining := map[types.UID]bool{}
-	for _, nc := range c.NodeClaims {
-		if node := nodes.ClaimNode(nc); nc.DeletionTimestamp != nil && node != nil {
-			for _, pod := range bound[node.Name] {
-				if !snapshot.IsDaemonSetPod(pod) && protect.Evictable(pod, p.in.Now) {
-					draining[pod.UID] = true
-				}
-			}
 		}
 	}
 	for _, nc := range c.NodeClaims {
@@ -124,7 +113,9 @@ func (p *planning) candidates() {
 			switch {
 			case inGrace && pending[uid]:
 				nominated++
-			case draining[uid]:
+			case draining[uid] != "":
+				// A pod a drain will evict, nominated to a node launched to
+				// take it: until it moves, the node only looks empty.
 				fromDrains++
 			}
 		}

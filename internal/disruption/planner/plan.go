@@ -60,10 +60,10 @@ func Decide(in Input) *Plan {
 			p.disrupting[nc.Labels[karpv1.NodePoolLabelKey]] = map[Reason]int{}
 		}
 	}
-	p.candidates()
-	p.free = freeRoom(in.Cluster)
 	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace, MoveDraining: true})
 	p.base, p.claimOf = res.Input, res.ClaimOf
+	p.candidates(res.Draining)
+	p.free = freeRoom(in.Cluster)
 	for _, pod := range res.Input.Pods {
 		if _, ok := res.Draining[pod.UID]; ok {
 			p.draining = append(p.draining, pod)

@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
-	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/scheduling"
 	"github.com/nodewright/nodewright/internal/solver"
 )
@@ -20,7 +18,6 @@ import (
 // named for its taint to come off, and nothing is launched; without such a
 // node the plan is left alone.
 func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
-	types := kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
 	node := func(taints ...corev1.Taint) solver.Node {
 		return solver.Node{Name: "draining", NodePool: "p", Taints: taints,
 			Labels:      map[string]string{corev1.LabelHostname: "draining", corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux"},
@@ -29,7 +26,7 @@ func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job", UID: "job"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
-	pool := solver.NodePool{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: types}
+	pool := solver.NodePool{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: catalog}
 	for _, tc := range []struct {
 		name        string
 		taints      []corev1.Taint
@@ -60,7 +57,6 @@ func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
 // for a pending job, the one with more pods is opened, and only that one:
 // the emptier one is about to go, and a new job would hold it.
 func TestReclaimAttritionOpensTheFullestFirst(t *testing.T) {
-	types := kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
 	job := func(name, node string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: k8stypes.UID(name)},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
@@ -75,7 +71,7 @@ func TestReclaimAttritionOpensTheFullestFirst(t *testing.T) {
 		}
 		return n
 	}
-	in := &solver.Input{NodePools: []solver.NodePool{{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: types}},
+	in := &solver.Input{NodePools: []solver.NodePool{{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: catalog}},
 		Nodes: []solver.Node{node("a-emptier", 1), node("b-fuller", 3)}, Pods: []*corev1.Pod{job("new", "")}}
 	first, err := solver.Solve(in)
 	if err != nil || len(first.NewClaims) != 1 {
