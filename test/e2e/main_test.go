@@ -90,23 +90,23 @@ func run(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	// Kept whatever the outcome: a run that passed is the one to compare
+	// a failing one with.
+	b, err := os.ReadFile(env.ControllerLog())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: reading the controller log:", err)
+	} else if keep := filepath.Join(os.TempDir(), "nodewright-e2e-controller.log"); os.WriteFile(keep, b, 0o644) == nil {
+		fmt.Fprintln(os.Stderr, "e2e: the whole controller log is kept at", keep)
+	}
 	if code != 0 {
-		dumpControllerLog(200)
+		dumpControllerLog(b, 200)
 		env.Cluster.DumpLogs(os.Stderr, 40)
 	}
 	return code
 }
 
-func dumpControllerLog(lines int) {
-	b, err := os.ReadFile(env.ControllerLog())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: reading the controller log:", err)
-		return
-	}
-	keep := filepath.Join(os.TempDir(), "nodewright-e2e-controller.log")
-	if os.WriteFile(keep, b, 0o644) == nil {
-		fmt.Fprintln(os.Stderr, "e2e: the whole controller log is kept at", keep)
-	}
+// dumpControllerLog prints the last lines of the controller log b.
+func dumpControllerLog(b []byte, lines int) {
 	all := splitLines(b)
 	if len(all) > lines {
 		all = all[len(all)-lines:]

@@ -5,8 +5,12 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/disruption/protect"
+	"github.com/nodewright/nodewright/internal/solver"
 )
 
 // onlyPodsProtect reports whether the only things holding a node are
@@ -24,8 +28,10 @@ func onlyPodsProtect(v protect.Verdict) ([]string, bool) {
 
 // attrition picks the nodes of NodePools with drain by attrition on that
 // consolidation would delete but for do-not-disrupt pods, when the rest of
-// the fleet can hold all their pods: they get the attrition taint, so new
-// pods go elsewhere and they empty as their jobs end. A node already
+// the fleet, draining nodes included, can hold all their pods and an open
+// node keeps room for one more like them: they get the attrition taint, so
+// new pods go elsewhere and they empty as their jobs end. The emptiest are
+// judged first, so the fullest stay open and take the new pods. A node already
 // draining keeps draining while it has protected pods (the provisioner
 // takes it back when pods would otherwise need a new node); once its
 // protection has lapsed it is deleted at once, without waiting for
@@ -78,17 +84,72 @@ func (p *planning) attrition() {
 		if !c.attrited && c.idleFor < *c.pool.Spec.Disruption.ConsolidateAfter.Duration && p.in.Now.Sub(initializedAt(c)) < *c.pool.Spec.Disruption.ConsolidateAfter.Duration {
 			continue
 		}
-		if sim := p.simulate(c); !sim.ok() || len(sim.plan.NewClaims) > 0 {
+		// Surplus: its pods would fit on the rest of the fleet, counting
+		// the room of nodes already draining, which the provisioner opens
+		// again when pods need it. Counting only the open nodes left the
+		// fleet, under kube-scheduler's spreading, with many half-full
+		// open nodes, each refreshed by a new job now and then, so none
+		// ever emptied.
+		if sim := p.simulateOpening(p.attriting, c); !sim.ok() || len(sim.plan.NewClaims) > 0 {
+			continue
+		}
+		// Room stays: without it an open node still takes one more pod
+		// like its largest, so the next one does not wait for the
+		// provisioner. The fullest nodes, judged last, are the ones that
+		// stay open, and new pods fill them rather than the emptiest.
+		if !p.roomStaysWithout(c) {
 			continue
 		}
 		p.keepDraining(c, protected)
 	}
 }
 
+// roomStaysWithout reports whether, with c and the nodes already closed
+// taking no new pods, an existing node would still take a copy of c's
+// largest pod.
+func (p *planning) roomStaysWithout(c *candidate) bool {
+	var largest *corev1.Pod
+	var size room
+	for _, pod := range c.pods {
+		if r := podRoom(pod); largest == nil || r.cpu > size.cpu || r.cpu == size.cpu && r.mem > size.mem {
+			largest, size = pod, r
+		}
+	}
+	if largest == nil {
+		return true
+	}
+	probe := largest.DeepCopy()
+	probe.UID = types.UID(string(largest.UID) + "-probe")
+	probe.Name += "-probe"
+	probe.Spec.NodeName = ""
+	in := *p.base
+	in.Pods = append(append([]*corev1.Pod(nil), p.draining...), probe)
+	in.Nodes = make([]solver.Node, len(p.base.Nodes))
+	copy(in.Nodes, p.base.Nodes)
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		if claim := p.claimOf[n.Name]; claim == c.claim.Name || p.closed[claim] || p.removed[claim] {
+			n.Deleting = true
+		}
+	}
+	p.solves++
+	plan, err := solver.Solve(&in)
+	if err != nil {
+		return false
+	}
+	for _, pl := range plan.Placements {
+		if pl.Pod.UID == probe.UID {
+			return pl.NewClaim < 0
+		}
+	}
+	return false
+}
+
 // keepDraining puts c among the nodes draining by attrition; the next
 // nodes are judged without it.
 func (p *planning) keepDraining(c *candidate, protected []string) {
 	p.closed[c.claim.Name] = true
+	p.attriting[c.claim.Name] = true
 	c.view.State = "Attrition"
 	c.view.Blockers = append([]string{"draining by attrition: no new pods; removed when its protected pods end"}, c.view.Blockers...)
 	p.plan.Attrition = append(p.plan.Attrition, Attrition{Claim: c.claim.Name, Node: c.node.Name, NodePool: c.pool.Name, Protected: protected})

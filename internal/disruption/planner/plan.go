@@ -31,6 +31,8 @@ type planning struct {
 	// closed holds the claims draining by attrition: they take no new pods,
 	// and their pods end where they are, so no simulation moves them.
 	closed map[string]bool
+	// attriting holds the claims of closed that drain by attrition.
+	attriting map[string]bool
 	// receiving holds the nodes (by name) that this plan's commands move
 	// pods to; they stay, whatever a later phase would make of them.
 	receiving map[string]bool
@@ -47,7 +49,7 @@ type planning struct {
 // (a budget, a PDB selector) are reported and treated as blocking.
 func Decide(in Input) *Plan {
 	p := &planning{in: in, total: map[string]int{}, disrupting: map[string]map[Reason]int{},
-		removed: map[string]bool{}, closed: map[string]bool{}, receiving: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
+		removed: map[string]bool{}, closed: map[string]bool{}, attriting: map[string]bool{}, receiving: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
 	if p.in.Options.MultiNodeMax <= 0 {
 		p.in.Options.MultiNodeMax = DefaultOptions().MultiNodeMax
 	}

@@ -353,6 +353,24 @@ func TestDecide(t *testing.T) {
 		// end where they are and must not be counted as moving.
 		want: want{attrition: []string{"a", "b", "c"}, blockers: map[string]string{"d": "do-not-disrupt"}},
 	}, {
+		name: "the room of nodes draining by attrition counts, and the fullest node with room stays open",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) { np.Annotations[DrainByAttritionAnnotation] = "true" }))
+			_, n := w.node("a", "p", "c5.2xlarge", "on-demand")
+			n.Spec.Taints = []corev1.Taint{{Key: AttritionTaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptr(metav1.NewTime(w.now.Add(-time.Minute)))}}
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			w.pod("b", "3", "1Gi", doNotDisrupt("true"))
+			w.pod("b", "3", "1Gi", doNotDisrupt("true"))
+			w.node("c", "p", "c5.2xlarge", "on-demand")
+			w.pod("c", "4", "1Gi", doNotDisrupt("true"))
+			return w
+		},
+		// b's 6 CPUs fit only with a's room, and c keeps room for one
+		// more of b's 3-CPU pods, so b drains; c stays open, as nothing
+		// else would take a pod like its own.
+		want: want{attrition: []string{"a", "b"}, blockers: map[string]string{"c": "do-not-disrupt"}},
+	}, {
 		name: "a node drained by attrition past the maximum wait is deleted",
 		build: func() *world {
 			w := newWorld(pool("p", func(np *karpv1.NodePool) {

@@ -21,10 +21,18 @@ func ReclaimAttrition(in *solver.Input, plan *solver.Plan) (*solver.Plan, map[st
 	if len(plan.NewClaims) == 0 {
 		return plan, nil, nil
 	}
+	var waiting []room // what the pods that need new nodes ask for
+	for _, nc := range plan.NewClaims {
+		for _, pod := range nc.Pods {
+			waiting = append(waiting, podRoom(pod))
+		}
+	}
 	var draining []int // indexes into in.Nodes
 	for i, n := range in.Nodes {
 		for _, t := range n.Taints {
-			if t.Key == AttritionTaintKey {
+			// A full node is no use, and among the fullest it would
+			// take the place of one that has room.
+			if t.Key == AttritionTaintKey && holdsAny(nodeRoom(&n), waiting) {
 				draining = append(draining, i)
 				break
 			}
@@ -84,18 +92,43 @@ func openDraining(in *solver.Input, idx []int) (*solver.Plan, error) {
 	alt.Nodes = make([]solver.Node, len(in.Nodes))
 	copy(alt.Nodes, in.Nodes)
 	for _, i := range idx {
-		n := &alt.Nodes[i]
-		var kept []corev1.Taint
-		for _, t := range n.Taints {
-			if t.Key != AttritionTaintKey {
-				kept = append(kept, t)
-			}
-		}
-		n.Taints = kept
+		alt.Nodes[i].Taints = withoutAttritionTaint(alt.Nodes[i].Taints)
 	}
 	plan, err := solver.Solve(&alt)
 	if err != nil {
 		return nil, fmt.Errorf("planning with the nodes that drain by attrition: %w", err)
 	}
 	return plan, nil
+}
+
+// nodeRoom is what n has left of its allocatable CPU and memory.
+func nodeRoom(n *solver.Node) room {
+	r := room{cpu: n.Allocatable.Cpu().MilliValue(), mem: n.Allocatable.Memory().Value()}
+	for _, pod := range n.Pods {
+		pr := podRoom(pod)
+		r.cpu -= pr.cpu
+		r.mem -= pr.mem
+	}
+	return r
+}
+
+// holdsAny reports whether free has room for at least one of pods.
+func holdsAny(free room, pods []room) bool {
+	for _, r := range pods {
+		if r.cpu <= free.cpu && r.mem <= free.mem {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutAttritionTaint is taints less the attrition taint, in a new slice.
+func withoutAttritionTaint(taints []corev1.Taint) []corev1.Taint {
+	var kept []corev1.Taint
+	for _, t := range taints {
+		if t.Key != AttritionTaintKey {
+			kept = append(kept, t)
+		}
+	}
+	return kept
 }

@@ -55,7 +55,9 @@ func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
 
 // TestReclaimAttritionOpensTheFullestFirst: of two draining nodes with room
 // for a pending job, the one with more pods is opened, and only that one:
-// the emptier one is about to go, and a new job would hold it.
+// the emptier one is about to go, and a new job would hold it. Nodes with
+// more pods still but no room are passed over: they used to use up the
+// tries, and then the solver opened whichever node it liked.
 func TestReclaimAttritionOpensTheFullestFirst(t *testing.T) {
 	job := func(name, node string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: k8stypes.UID(name)},
@@ -72,7 +74,7 @@ func TestReclaimAttritionOpensTheFullestFirst(t *testing.T) {
 		return n
 	}
 	in := &solver.Input{NodePools: []solver.NodePool{{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: catalog}},
-		Nodes: []solver.Node{node("a-emptier", 1), node("b-fuller", 3)}, Pods: []*corev1.Pod{job("new", "")}}
+		Nodes: []solver.Node{node("a-emptier", 1), node("b-fuller", 3), node("c-full-0", 8), node("c-full-1", 8), node("c-full-2", 8), node("c-full-3", 8)}, Pods: []*corev1.Pod{job("new", "")}}
 	first, err := solver.Solve(in)
 	if err != nil || len(first.NewClaims) != 1 {
 		t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)

@@ -30,6 +30,11 @@ func (s simulation) ok() bool { return s.err == nil && len(s.unschedulable) == 0
 // provisioner places those, and a pod that fits nowhere must not stop a
 // cheaper fleet.
 func (p *planning) simulate(gone ...*candidate) simulation {
+	return p.simulateOpening(nil, gone...)
+}
+
+// simulateOpening is simulate with the closed nodes of reopen taking pods.
+func (p *planning) simulateOpening(reopen map[string]bool, gone ...*candidate) simulation {
 	// drop holds the claims whose nodes go, true for the candidates' own.
 	drop := map[string]bool{}
 	for name := range p.removed {
@@ -45,8 +50,10 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 	own := map[types.UID]bool{}
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
-		if p.closed[p.claimOf[n.Name]] {
+		if claim := p.claimOf[n.Name]; p.closed[claim] && !reopen[claim] {
 			n.Deleting = true // closed to new pods; its own stay
+		} else if reopen[claim] {
+			n.Taints = withoutAttritionTaint(n.Taints)
 		}
 		mine, dropped := drop[p.claimOf[n.Name]]
 		if !dropped {
