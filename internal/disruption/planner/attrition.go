@@ -106,7 +106,7 @@ func (p *planning) attrition() {
 
 // roomStaysWithout reports whether, with c and the nodes already closed
 // taking no new pods, an existing node would still take a copy of c's
-// largest pod.
+// largest pod, after the pods of draining and removed nodes.
 func (p *planning) roomStaysWithout(c *candidate) bool {
 	var largest *corev1.Pod
 	var size room
@@ -121,17 +121,14 @@ func (p *planning) roomStaysWithout(c *candidate) bool {
 	probe := largest.DeepCopy()
 	probe.UID = types.UID(string(largest.UID) + "-probe")
 	probe.Name += "-probe"
-	probe.Spec.NodeName = ""
-	in := *p.base
-	in.Pods = append(append([]*corev1.Pod(nil), p.draining...), probe)
-	in.Nodes = make([]solver.Node, len(p.base.Nodes))
-	copy(in.Nodes, p.base.Nodes)
+	in, _ := p.simInput(nil, nil)
 	for i := range in.Nodes {
-		n := &in.Nodes[i]
-		if claim := p.claimOf[n.Name]; claim == c.claim.Name || p.closed[claim] || p.removed[claim] {
-			n.Deleting = true
+		if p.claimOf[in.Nodes[i].Name] == c.claim.Name {
+			in.Nodes[i].Deleting = true
 		}
 	}
+	in.Pods = append(in.Pods, probe)
+	unbind(in.Pods)
 	p.solves++
 	plan, err := solver.Solve(&in)
 	if err != nil {

@@ -35,6 +35,24 @@ func (p *planning) simulate(gone ...*candidate) simulation {
 
 // simulateOpening is simulate with the closed nodes of reopen taking pods.
 func (p *planning) simulateOpening(reopen map[string]bool, gone ...*candidate) simulation {
+	in, own := p.simInput(reopen, gone)
+	if len(own) == 0 {
+		return simulation{plan: &solver.Plan{}}
+	}
+	unbind(in.Pods)
+	p.solves++
+	plan, err := solver.Solve(&in)
+	if err != nil {
+		return simulation{err: err}
+	}
+	return ownPart(plan, own)
+}
+
+// simInput is the solver's view of the cluster with the nodes of gone and
+// of p.removed taken away, their pods to place (the draining pods first),
+// the closed nodes taking no new pods but those of reopen, which lose the
+// attrition taint. own holds the UIDs of gone's pods.
+func (p *planning) simInput(reopen map[string]bool, gone []*candidate) (in solver.Input, own map[types.UID]bool) {
 	// drop holds the claims whose nodes go, true for the candidates' own.
 	drop := map[string]bool{}
 	for name := range p.removed {
@@ -43,19 +61,20 @@ func (p *planning) simulateOpening(reopen map[string]bool, gone ...*candidate) s
 	for _, c := range gone {
 		drop[c.claim.Name] = true
 	}
-	in := *p.base
+	in = *p.base
 	in.Pods = append([]*corev1.Pod(nil), p.draining...)
 	in.Nodes = make([]solver.Node, len(p.base.Nodes))
 	copy(in.Nodes, p.base.Nodes)
-	own := map[types.UID]bool{}
+	own = map[types.UID]bool{}
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
-		if claim := p.claimOf[n.Name]; p.closed[claim] && !reopen[claim] {
+		claim := p.claimOf[n.Name]
+		if p.closed[claim] && !reopen[claim] {
 			n.Deleting = true // closed to new pods; its own stay
 		} else if reopen[claim] {
 			n.Taints = withoutAttritionTaint(n.Taints)
 		}
-		mine, dropped := drop[p.claimOf[n.Name]]
+		mine, dropped := drop[claim]
 		if !dropped {
 			continue
 		}
@@ -73,24 +92,20 @@ func (p *planning) simulateOpening(reopen map[string]bool, gone ...*candidate) s
 		}
 		n.Pods = nil
 	}
-	if len(own) == 0 {
-		return simulation{plan: &solver.Plan{}}
-	}
-	// The solver places pending pods; bound ones would keep their nodeName
-	// in its checks, so it sees copies without it.
-	for i, pod := range in.Pods {
+	return in, own
+}
+
+// unbind replaces the bound pods among pods with copies without a
+// nodeName: the solver places pending pods, and a bound one would keep its
+// nodeName in its checks.
+func unbind(pods []*corev1.Pod) {
+	for i, pod := range pods {
 		if pod.Spec.NodeName != "" {
 			cp := pod.DeepCopy()
 			cp.Spec.NodeName = ""
-			in.Pods[i] = cp
+			pods[i] = cp
 		}
 	}
-	p.solves++
-	plan, err := solver.Solve(&in)
-	if err != nil {
-		return simulation{err: err}
-	}
-	return ownPart(plan, own)
 }
 
 // ownPart keeps what concerns the candidates' own pods. The pods of nodes
