@@ -170,17 +170,26 @@ func podStatus(p *corev1.Pod, res *snapshot.Result) string {
 		return "terminating"
 	case p.Spec.NodeName != "":
 		return "bound to node " + p.Spec.NodeName
+	}
+	if res != nil {
+		for _, n := range res.Input.Nodes {
+			for _, q := range n.Pods {
+				if q.UID != p.UID {
+					continue
+				}
+				if nnn := p.Status.NominatedNodeName; nnn != "" {
+					// The lifecycle controller told kube-scheduler the plan.
+					return fmt.Sprintf("pending, nominated to NodeClaim %s (node %s)", res.ClaimOf[n.Name], nnn)
+				}
+				return fmt.Sprintf("pending, nominated to in-flight NodeClaim %s", res.ClaimOf[n.Name])
+			}
+		}
+	}
+	switch {
 	case p.Status.NominatedNodeName != "":
 		return "nominated by kube-scheduler to node " + p.Status.NominatedNodeName
 	case res == nil:
 		return ""
-	}
-	for _, n := range res.Input.Nodes {
-		for _, q := range n.Pods {
-			if q.UID == p.UID {
-				return fmt.Sprintf("pending, nominated to in-flight NodeClaim %s", res.ClaimOf[n.Name])
-			}
-		}
 	}
 	for _, q := range res.Input.Pods {
 		if q.UID == p.UID {

@@ -237,6 +237,31 @@ func TestProvisionLaunchRegisterInitialize(t *testing.T) {
 	if node.Labels[karpv1.NodeRegisteredLabelKey] != "true" || node.Labels[karpv1.NodePoolLabelKey] != pool {
 		t.Errorf("node labels not synced: %v", node.Labels)
 	}
+	// The nominations reach kube-scheduler before the node can take pods.
+	for _, p := range pods {
+		got := &corev1.Pod{}
+		if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.NominatedNodeName != node.Name {
+			t.Errorf("pod %s: status.nominatedNodeName %q, want its claim's node %q", p.Name, got.Status.NominatedNodeName, node.Name)
+		}
+	}
+	// kube-scheduler clears a pod's nominatedNodeName when it tries the pod
+	// before the node can take it; the nomination is written again.
+	cleared := &corev1.Pod{}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(pods[0]), cleared); err != nil {
+		t.Fatal(err)
+	}
+	cleared.Status.NominatedNodeName = ""
+	if err := cluster.Client.Status().Update(context.Background(), cleared); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the cleared nominatedNodeName to be written again", func() (bool, error) {
+		got := &corev1.Pod{}
+		err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(pods[0]), got)
+		return err == nil && got.Status.NominatedNodeName == node.Name, fmt.Errorf("nominatedNodeName %q, err %v", got.Status.NominatedNodeName, err)
+	})
 	if c := meta.FindStatusCondition(claim.Status.Conditions, karpv1.ConditionTypeInitialized); c == nil || c.Status == metav1.ConditionTrue {
 		t.Fatalf("claim initialized before its node was Ready: %v", c)
 	}

@@ -133,6 +133,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	recorder := mgr.GetEventRecorderFor("nodewright")
 
+	opts.Lifecycle.NominationGrace = opts.Provisioning.NominationGrace
 	lifecycle := &nodeclaim.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Lifecycle}
 	if err := lifecycle.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)

@@ -47,18 +47,18 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 	}
 	res.Input = in
 
+	nodeIndex := IndexNodes(c.Nodes)
+	ours := NominatedNodes(c.NodeClaims, nodeIndex)
 	pending := map[types.UID]*corev1.Pod{}
 	boundTo := map[string][]*corev1.Pod{}
 	for _, p := range c.Pods {
 		switch {
 		case Bound(p):
 			boundTo[p.Spec.NodeName] = append(boundTo[p.Spec.NodeName], p)
-		case ProvisionableAt(p, opts.Now, opts.UntriedAfter):
+		case ours.ProvisionableAt(p, opts.Now, opts.UntriedAfter):
 			pending[p.UID] = p
 		}
 	}
-
-	nodeIndex := IndexNodes(c.Nodes)
 
 	claimed := map[string]bool{}
 	usage := map[string]corev1.ResourceList{}
@@ -71,7 +71,7 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 			claimed[node.Name] = true
 		}
 		if nc.DeletionTimestamp == nil {
-			holds := nominationsHold(nc, opts)
+			holds := NominationsHold(nc, opts.Now, opts.NominationGrace)
 			for _, uid := range Nominations(nc.Annotations[NominatedPodsAnnotation]) {
 				// A pod kube-scheduler has not tried yet stays nominated past
 				// the grace: under a burst the scheduler is minutes behind,
@@ -312,19 +312,4 @@ func addUsage(usage map[string]corev1.ResourceList, pool string, rl corev1.Resou
 	nodes := u["nodes"]
 	nodes.Add(resource.MustParse("1"))
 	u["nodes"] = nodes
-}
-
-// nominationsHold reports whether a claim's nominated pods are still reserved
-// on it: until its node has been initialized for NominationGrace, after
-// which kube-scheduler has had its chance to bind them (pods it has not
-// tried at all stay reserved longer; see Build).
-func nominationsHold(nc *karpv1.NodeClaim, opts Options) bool {
-	if nc.DeletionTimestamp != nil {
-		return false
-	}
-	c := meta.FindStatusCondition(nc.Status.Conditions, karpv1.ConditionTypeInitialized)
-	if c == nil || c.Status != "True" {
-		return true
-	}
-	return opts.Now.Sub(c.LastTransitionTime.Time) < opts.NominationGrace
 }

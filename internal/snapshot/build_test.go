@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -123,5 +124,81 @@ func TestMoveDrainingPlansThePodsADrainWillEvict(t *testing.T) {
 				t.Errorf("the planned copy must have no nodeName and the cluster's pod keep its own")
 			}
 		}
+	}
+}
+
+// TestNominationHolds: which nominated pods stay held on their NodeClaim and
+// which are planned again. A pod whose status.nominatedNodeName is the node
+// of the NodeClaim that nominates it (written by the lifecycle controller)
+// counts as waiting; one kube-scheduler nominated elsewhere (preemption) is
+// neither held nor planned. Past the grace, a pod the scheduler tried is
+// planned again.
+func TestNominationHolds(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	pod := func(name, nnn string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name),
+			CreationTimestamp: metav1.NewTime(now.Add(-30 * time.Minute))},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}}}}}}
+		p.Status.NominatedNodeName = nnn
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		return p
+	}
+	boundPod := pod("bound", "")
+	boundPod.Spec.NodeName = "node-a"
+	for _, tc := range []struct {
+		name        string
+		initialized time.Duration // ago; 0: not initialized
+		pod         *corev1.Pod
+		bound       bool // another pod bound to node-a takes the room
+		wantHeld    bool
+		wantPlanned bool
+	}{
+		{"own nomination, node starting", 0, pod("p", "node-a"), false, true, false},
+		{"own nomination, within grace", 30 * time.Second, pod("p", "node-a"), false, true, false},
+		{"own nomination, past grace, tried", 5 * time.Minute, pod("p", "node-a"), false, false, true},
+		{"own nomination, room taken but within grace", 30 * time.Second, pod("p", "node-a"), true, true, false},
+		{"no nominatedNodeName, node starting", 0, pod("p", ""), false, true, false},
+		{"preempting onto another node", 0, pod("p", "node-b"), false, false, false},
+		{"nominated to a node that is gone", 0, pod("p", "node-gone"), false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nc := &karpv1.NodeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: "claim", Labels: map[string]string{karpv1.NodePoolLabelKey: "p"},
+					Annotations: map[string]string{NominatedPodsAnnotation: EncodeNominations([]types.UID{"p"})}},
+				Status: karpv1.NodeClaimStatus{ProviderID: "kwok://claim", NodeName: "node-a"},
+			}
+			if tc.initialized > 0 {
+				nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True",
+					LastTransitionTime: metav1.NewTime(now.Add(-tc.initialized))}}
+			}
+			nodes := []*corev1.Node{
+				{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Spec: corev1.NodeSpec{ProviderID: "kwok://claim"},
+					Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("10")}}},
+				{ObjectMeta: metav1.ObjectMeta{Name: "node-b"}},
+			}
+			pods := []*corev1.Pod{tc.pod}
+			if tc.bound {
+				pods = append(pods, boundPod)
+			}
+			res := Build(&Cluster{NodeClaims: []*karpv1.NodeClaim{nc}, Nodes: nodes, Pods: pods}, PoolTypes{},
+				Options{Now: now, NominationGrace: time.Minute})
+			var held []*corev1.Pod
+			for _, n := range res.Input.Nodes {
+				if n.Name == "node-a" {
+					for _, q := range n.Pods {
+						if q.Name == "p" {
+							held = append(held, q)
+						}
+					}
+				}
+			}
+			if got := len(held) == 1; got != tc.wantHeld {
+				t.Errorf("held on the claim: %v, want held %v", names(held), tc.wantHeld)
+			}
+			if got := len(res.Input.Pods) == 1; got != tc.wantPlanned {
+				t.Errorf("planned again: %v, want planned %v", names(res.Input.Pods), tc.wantPlanned)
+			}
+		})
 	}
 }

@@ -8,10 +8,12 @@ import (
 )
 
 // Provisionable reports whether a pod waits for capacity: kube-scheduler
-// tried it and found no node, it is not preempting its way onto one, and it
-// is not a DaemonSet's or a node's own pod.
+// tried it and found no node, it is not preempting its way onto one (it has
+// no status.nominatedNodeName), and it is not a DaemonSet's or a node's own
+// pod. A pod the provisioner itself nominated to a node is judged by
+// Nominated.ProvisionableAt instead.
 func Provisionable(p *corev1.Pod) bool {
-	return waiting(p) && triedAndFailed(p)
+	return waiting(p) && p.Status.NominatedNodeName == "" && triedAndFailed(p)
 }
 
 // ProvisionableAt is Provisionable, and also true for a pod of the default
@@ -21,7 +23,11 @@ func Provisionable(p *corev1.Pod) bool {
 // existing nodes exactly as the scheduler would, so planning them early
 // launches nothing the scheduler would not have needed.
 func ProvisionableAt(p *corev1.Pod, now time.Time, untriedAfter time.Duration) bool {
-	if !waiting(p) {
+	return provisionableAt(p, now, untriedAfter, false)
+}
+
+func provisionableAt(p *corev1.Pod, now time.Time, untriedAfter time.Duration, ownNomination bool) bool {
+	if !waiting(p) || (p.Status.NominatedNodeName != "" && !ownNomination) {
 		return false
 	}
 	if triedAndFailed(p) {
@@ -38,9 +44,6 @@ func ProvisionableAt(p *corev1.Pod, now time.Time, untriedAfter time.Duration) b
 
 func waiting(p *corev1.Pod) bool {
 	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || terminal(p) {
-		return false
-	}
-	if p.Status.NominatedNodeName != "" {
 		return false
 	}
 	return !ownedBy(p, "DaemonSet") && !ownedBy(p, "Node")

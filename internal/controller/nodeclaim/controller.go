@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -21,6 +22,7 @@ import (
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
 // Options are the lifecycle's timeouts.
@@ -37,13 +39,20 @@ type Options struct {
 	InitializationTimeout time.Duration
 	// MaxConcurrentReconciles bounds parallel reconciles.
 	MaxConcurrentReconciles int
+	// NominationGrace is the provisioner's: how long after a node initialized
+	// the pods nominated to its claim stay reserved there. Their
+	// status.nominatedNodeName is written only while they are (nominate).
+	NominationGrace time.Duration
+	// WriteNominatedNodeName turns on nominate.
+	WriteNominatedNodeName bool
 }
 
 // DefaultOptions follow Karpenter: 5 minutes to launch, 15 to register; and
 // 15 to initialize.
 func DefaultOptions() Options {
 	return Options{LaunchTimeout: 5 * time.Minute, RegistrationTimeout: 15 * time.Minute,
-		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 16}
+		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 16, NominationGrace: time.Minute,
+		WriteNominatedNodeName: true}
 }
 
 // ProviderIDField indexes Nodes by spec.providerID and NodeClaims by
@@ -79,6 +88,21 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing NodeClaims by providerID: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &karpv1.NodeClaim{}, NominatedPodField, func(o client.Object) []string {
+		uids := snapshot.Nominations(o.GetAnnotations()[snapshot.NominatedPodsAnnotation])
+		out := make([]string, len(uids))
+		for i, u := range uids {
+			out[i] = string(u)
+		}
+		return out
+	}); err != nil {
+		return fmt.Errorf("indexing NodeClaims by nominated pod: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, PodUIDField, func(o client.Object) []string {
+		return []string{string(o.GetUID())}
+	}); err != nil {
+		return fmt.Errorf("indexing pods by uid: %w", err)
+	}
 	return nil
 }
 
@@ -91,6 +115,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Named("nodeclaim.lifecycle").
 		For(&karpv1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfNode)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfPod), builder.WithPredicates(nominationCleared)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(c.Opts.MaxConcurrentReconciles, 1)}).
 		Complete(c)
 }
@@ -160,6 +185,10 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reco
 		// whether the instance is gone too.
 		return reconcile.Result{}, nil
 	}
+	// Pods nominated to the claim after it registered, and pods whose
+	// nominatedNodeName kube-scheduler cleared when it tried them before the
+	// node could take them.
+	c.nominate(ctx, nc, node.Name)
 	if !isTrue(nc, karpv1.ConditionTypeInitialized) {
 		return c.initialize(ctx, nc, node)
 	}

@@ -45,6 +45,10 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 		nc = patched
 	}
 
+	// Before the unregistered taint goes: from then on kube-scheduler may
+	// place pods on the node.
+	c.nominate(ctx, nc, node.Name)
+
 	nodeBefore := node.DeepCopy()
 	n := node.DeepCopy()
 	if n.Labels == nil {

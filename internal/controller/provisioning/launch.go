@@ -90,8 +90,9 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 	}
 	pending := map[types.UID]bool{}
 	now := time.Now()
+	ours := snapshot.NominatedNodes(cluster.NodeClaims, snapshot.IndexNodes(cluster.Nodes))
 	for _, pod := range cluster.Pods {
-		if snapshot.ProvisionableAt(pod, now, p.Opts.UntriedAfter) {
+		if ours.ProvisionableAt(pod, now, p.Opts.UntriedAfter) {
 			pending[pod.UID] = true
 		}
 	}

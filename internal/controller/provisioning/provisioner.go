@@ -130,15 +130,16 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	provisionable := 0
 	states := map[[2]string]int{}
 	now := time.Now()
+	ours := snapshot.NominatedNodes(cluster.NodeClaims, snapshot.IndexNodes(cluster.Nodes))
 	for _, pod := range cluster.Pods {
 		state := "waiting-for-scheduler"
 		switch {
 		case pod.Spec.NodeName != "":
 			state = "bound"
-		case snapshot.Provisionable(pod):
+		case ours.ProvisionableAt(pod, now, 0):
 			provisionable++
 			state = "unschedulable"
-		case snapshot.ProvisionableAt(pod, now, p.Opts.UntriedAfter):
+		case ours.ProvisionableAt(pod, now, p.Opts.UntriedAfter):
 			provisionable++
 		}
 		states[[2]string{string(pod.Status.Phase), state}]++

@@ -1,0 +1,117 @@
+package nodeclaim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/snapshot"
+)
+
+// PodUIDField indexes Pods by metadata.uid in the cache: nominations name
+// pods by UID.
+const PodUIDField = "metadata.uid"
+
+// NominatedPodField indexes NodeClaims by the UIDs their nominations name.
+const NominatedPodField = "nominatedPods"
+
+// nominationCleared passes the pod updates in which kube-scheduler cleared
+// status.nominatedNodeName of a pod it could not place (it does so after
+// every failed try unless its NominatedNodeNameForExpectation feature is
+// on): a pod tried before its planned node could take pods loses its
+// nomination, and with it the room kept for it there.
+var nominationCleared = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		was, okOld := e.ObjectOld.(*corev1.Pod)
+		is, ok := e.ObjectNew.(*corev1.Pod)
+		return okOld && ok && was.Status.NominatedNodeName != "" && is.Status.NominatedNodeName == "" && is.Spec.NodeName == ""
+	},
+}
+
+// claimsOfPod finds the NodeClaims that nominate a pod.
+func (c *Controller) claimsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+	var claims karpv1.NodeClaimList
+	if err := c.Client.List(ctx, &claims, client.MatchingFields{NominatedPodField: string(o.GetUID())}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, len(claims.Items))
+	for i := range claims.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: claims.Items[i].Name}}
+	}
+	return out
+}
+
+// nominateWorkers bounds the pod writes one claim makes at a time.
+const nominateWorkers = 8
+
+// nominate writes the node's name into status.nominatedNodeName of each pod
+// the claim's nominations name that is still waiting, while those
+// nominations hold (snapshot.NominationsHold). kube-scheduler then tries that node first for the pod,
+// and keeps the pod's room there against pods of the same or lower
+// priority. Without it the scheduler spreads a burst over the new nodes by
+// its own scoring: a small pod takes the room planned for a large one, and
+// the large one needs a node of its own.
+//
+// It runs before the node loses its unregistered taint, so the scheduler
+// sees the nominations before it can place anything there. It is a hint:
+// failures are logged, never returned, and the scheduler falls back to its
+// own search when the pod does not fit.
+func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, nodeName string) {
+	if !c.Opts.WriteNominatedNodeName || !snapshot.NominationsHold(nc, c.Now(), c.Opts.NominationGrace) {
+		return
+	}
+	uids := snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation])
+	var todo []*corev1.Pod
+	for _, uid := range uids {
+		pod, err := c.podByUID(ctx, uid)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "finding a nominated pod", "uid", uid)
+			continue
+		}
+		if pod == nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.NominatedNodeName == nodeName {
+			continue
+		}
+		todo = append(todo, pod)
+	}
+	if len(todo) == 0 {
+		return
+	}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"nominatedNodeName":%q}}`, nodeName))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, nominateWorkers)
+	for _, pod := range todo {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := c.Client.Status().Patch(ctx, pod, patch); err != nil && !apierrors.IsNotFound(err) {
+				log.FromContext(ctx).Error(err, "writing nominatedNodeName", "pod", client.ObjectKeyFromObject(pod), "node", nodeName)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (c *Controller) podByUID(ctx context.Context, uid types.UID) (*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := c.Client.List(ctx, &pods, client.MatchingFields{PodUIDField: string(uid)}); err != nil {
+		return nil, fmt.Errorf("listing pods by uid: %w", err)
+	}
+	if len(pods.Items) == 0 {
+		return nil, nil
+	}
+	return &pods.Items[0], nil
+}
