@@ -56,7 +56,7 @@ func controllerCommand() *cobra.Command {
 	fl.DurationVar(&o.Provisioning.BatchMax, "batch-max-duration", o.Provisioning.BatchMax, "close a batch of pending pods this long after it opened")
 	fl.DurationVar(&o.Provisioning.UntriedAfter, "provision-untried-pods-after", o.Provisioning.UntriedAfter, "also plan pending pods kube-scheduler has not tried this long after creation; 0 waits for its Unschedulable verdict, as Karpenter does")
 	fl.DurationVar(&o.Provisioning.NominationGrace, "nomination-grace", o.Provisioning.NominationGrace, "keep pods reserved on a new node this long after it initialized")
-	fl.BoolVar(&o.Lifecycle.WriteNominatedNodeName, "nominate-pods-to-nodes", o.Lifecycle.WriteNominatedNodeName, "when a new node registers, write its name into status.nominatedNodeName of the pods planned for it, so kube-scheduler places them as planned")
+	fl.BoolVar(&o.Lifecycle.WriteNominatedNodeName, "nominate-pods-to-nodes", o.Lifecycle.WriteNominatedNodeName, "when a new node registers, write its name into status.nominatedNodeName of the pods planned for it, so kube-scheduler places them as planned (fewer extra nodes in a burst, slower binding; docs/provisioning.md)")
 	fl.DurationVar(&o.Lifecycle.LaunchTimeout, "launch-timeout", o.Lifecycle.LaunchTimeout, "delete a NodeClaim whose instance could not be launched for this long")
 	fl.DurationVar(&o.Lifecycle.RegistrationTimeout, "registration-timeout", o.Lifecycle.RegistrationTimeout, "delete a NodeClaim whose node did not register this long after launch")
 	fl.DurationVar(&o.Lifecycle.InitializationTimeout, "initialization-timeout", o.Lifecycle.InitializationTimeout, "delete a NodeClaim whose node did not initialize this long after registering; 0 waits for ever")

@@ -193,7 +193,7 @@ func setNodeReady(t *testing.T, name string) {
 func TestProvisionLaunchRegisterInitialize(t *testing.T) {
 	const pool = "lifecycle"
 	setup(t, pool, nil)
-	stop := startController(t, nil)
+	stop := startController(t, func(o *Options) { o.Lifecycle.WriteNominatedNodeName = true })
 	defer stop()
 	pods := pendingPods(t, pool, 5, "100m")
 
@@ -288,7 +288,7 @@ func TestRestartKeepsNominations(t *testing.T) {
 	const pool = "restart"
 	setup(t, pool, nil)
 	stop := startController(t, nil)
-	pendingPods(t, pool, 3, "100m")
+	pods := pendingPods(t, pool, 3, "100m")
 	eventually(t, 30*time.Second, "a NodeClaim", func() (bool, error) {
 		cs, err := claimsOf(pool)
 		return err == nil && len(cs) == 1, err
@@ -300,6 +300,21 @@ func TestRestartKeepsNominations(t *testing.T) {
 		cs, err := claimsOf(pool)
 		return err == nil && len(cs) == 1, fmt.Errorf("%d claims", len(cs))
 	})
+	// By default the nominations stay nodewright's own: kube-scheduler is
+	// not told (--nominate-pods-to-nodes is off).
+	eventually(t, 30*time.Second, "the NodeClaim to register", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		return err == nil && len(cs) == 1 && meta.IsStatusConditionTrue(cs[0].Status.Conditions, karpv1.ConditionTypeRegistered), err
+	})
+	for _, p := range pods {
+		got := &corev1.Pod{}
+		if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.NominatedNodeName != "" {
+			t.Errorf("pod %s: status.nominatedNodeName %q written with --nominate-pods-to-nodes off", p.Name, got.Status.NominatedNodeName)
+		}
+	}
 }
 
 func TestGarbageCollection(t *testing.T) {

@@ -43,7 +43,10 @@ type Options struct {
 	// the pods nominated to its claim stay reserved there. Their
 	// status.nominatedNodeName is written only while they are (nominate).
 	NominationGrace time.Duration
-	// WriteNominatedNodeName turns on nominate.
+	// WriteNominatedNodeName turns on nominate. It is off by default: on a
+	// burst of thousands of pods it spares the extra nodes kube-scheduler's
+	// own placement makes, but the scheduler binds far slower while many
+	// pods are nominated (docs/provisioning.md has the figures).
 	WriteNominatedNodeName bool
 }
 
@@ -51,8 +54,7 @@ type Options struct {
 // 15 to initialize.
 func DefaultOptions() Options {
 	return Options{LaunchTimeout: 5 * time.Minute, RegistrationTimeout: 15 * time.Minute,
-		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 16, NominationGrace: time.Minute,
-		WriteNominatedNodeName: true}
+		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 16, NominationGrace: time.Minute}
 }
 
 // ProviderIDField indexes Nodes by spec.providerID and NodeClaims by
