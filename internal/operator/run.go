@@ -135,7 +135,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	opts.Lifecycle.NominationGrace = opts.Provisioning.NominationGrace
 	lifecycle := &nodeclaim.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Lifecycle}
-	if err := lifecycle.SetupWithManager(mgr); err != nil {
+	if err := lifecycle.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)
 	}
 	drain := &termination.Controller{Client: mgr.GetClient(), Recorder: recorder, Opts: opts.Termination,

@@ -22,7 +22,6 @@ import (
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
-	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
 // Options are the lifecycle's timeouts.
@@ -90,35 +89,27 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing NodeClaims by providerID: %w", err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &karpv1.NodeClaim{}, NominatedPodField, func(o client.Object) []string {
-		uids := snapshot.Nominations(o.GetAnnotations()[snapshot.NominatedPodsAnnotation])
-		out := make([]string, len(uids))
-		for i, u := range uids {
-			out[i] = string(u)
-		}
-		return out
-	}); err != nil {
-		return fmt.Errorf("indexing NodeClaims by nominated pod: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, PodUIDField, func(o client.Object) []string {
-		return []string{string(o.GetUID())}
-	}); err != nil {
-		return fmt.Errorf("indexing pods by uid: %w", err)
-	}
 	return nil
 }
 
-// SetupWithManager registers the controller; SetupIndexes must run first.
-func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+// SetupWithManager registers the controller, and with
+// WriteNominatedNodeName the indexes and the pod watch nominate needs;
+// SetupIndexes must run first.
+func (c *Controller) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("nodeclaim.lifecycle").
 		For(&karpv1.NodeClaim{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfNode)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfPod), builder.WithPredicates(nominationCleared)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(c.Opts.MaxConcurrentReconciles, 1)}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfNode))
+	if c.Opts.WriteNominatedNodeName {
+		if err := setupNominationIndexes(ctx, mgr); err != nil {
+			return err
+		}
+		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfPod), builder.WithPredicates(nominationCleared))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(c.Opts.MaxConcurrentReconciles, 1)}).
 		Complete(c)
 }
 

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -41,6 +42,26 @@ var nominationCleared = predicate.Funcs{
 	},
 }
 
+// setupNominationIndexes registers PodUIDField and NominatedPodField.
+func setupNominationIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &karpv1.NodeClaim{}, NominatedPodField, func(o client.Object) []string {
+		uids := snapshot.Nominations(o.GetAnnotations()[snapshot.NominatedPodsAnnotation])
+		out := make([]string, len(uids))
+		for i, u := range uids {
+			out[i] = string(u)
+		}
+		return out
+	}); err != nil {
+		return fmt.Errorf("indexing NodeClaims by nominated pod: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, PodUIDField, func(o client.Object) []string {
+		return []string{string(o.GetUID())}
+	}); err != nil {
+		return fmt.Errorf("indexing pods by uid: %w", err)
+	}
+	return nil
+}
+
 // claimsOfPod finds the NodeClaims that nominate a pod.
 func (c *Controller) claimsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
 	var claims karpv1.NodeClaimList
@@ -59,9 +80,9 @@ const nominateWorkers = 8
 
 // nominate writes the node's name into status.nominatedNodeName of each pod
 // the claim's nominations name that is still waiting, while those
-// nominations hold (snapshot.NominationsHold). kube-scheduler then tries that node first for the pod,
-// and keeps the pod's room there against pods of the same or lower
-// priority. Without it the scheduler spreads a burst over the new nodes by
+// nominations hold (snapshot.NominationsHold), if WriteNominatedNodeName is
+// on. kube-scheduler then tries that node first for the pod, and keeps the
+// pod's room there against pods of the same or lower priority. Without it the scheduler spreads a burst over the new nodes by
 // its own scoring: a small pod takes the room planned for a large one, and
 // the large one needs a node of its own.
 //

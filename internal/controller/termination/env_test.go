@@ -78,7 +78,7 @@ func startWith(t *testing.T, opts Options, room bool) (stop func()) {
 	recorder := mgr.GetEventRecorderFor("nodewright")
 	lifecycle := &nodeclaim.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: learned.NewStore(cluster.Client, "default"),
 		Recorder: recorder, Opts: nodeclaim.DefaultOptions()}
-	if err := lifecycle.SetupWithManager(mgr); err != nil {
+	if err := lifecycle.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
 	term := &Controller{Client: mgr.GetClient(), Recorder: recorder, Opts: opts}
