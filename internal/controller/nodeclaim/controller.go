@@ -118,8 +118,13 @@ func (c *Controller) claimsOfNode(ctx context.Context, o client.Object) []reconc
 	if n.Spec.ProviderID == "" {
 		return nil
 	}
+	return c.claimsWith(ctx, ProviderIDField, n.Spec.ProviderID)
+}
+
+// claimsWith lists the NodeClaims an index maps value to, as requests.
+func (c *Controller) claimsWith(ctx context.Context, field, value string) []reconcile.Request {
 	var claims karpv1.NodeClaimList
-	if err := c.Client.List(ctx, &claims, client.MatchingFields{ProviderIDField: n.Spec.ProviderID}); err != nil {
+	if err := c.Client.List(ctx, &claims, client.MatchingFields{field: value}); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, len(claims.Items))

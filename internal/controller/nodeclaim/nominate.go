@@ -3,7 +3,6 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/parallel"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
@@ -64,15 +64,7 @@ func setupNominationIndexes(ctx context.Context, mgr ctrl.Manager) error {
 
 // claimsOfPod finds the NodeClaims that nominate a pod.
 func (c *Controller) claimsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
-	var claims karpv1.NodeClaimList
-	if err := c.Client.List(ctx, &claims, client.MatchingFields{NominatedPodField: string(o.GetUID())}); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, len(claims.Items))
-	for i := range claims.Items {
-		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: claims.Items[i].Name}}
-	}
-	return out
+	return c.claimsWith(ctx, NominatedPodField, string(o.GetUID()))
 }
 
 // nominateWorkers bounds the pod writes one claim makes at a time.
@@ -82,9 +74,10 @@ const nominateWorkers = 8
 // the claim's nominations name that is still waiting, while those
 // nominations hold (snapshot.NominationsHold), if WriteNominatedNodeName is
 // on. kube-scheduler then tries that node first for the pod, and keeps the
-// pod's room there against pods of the same or lower priority. Without it the scheduler spreads a burst over the new nodes by
-// its own scoring: a small pod takes the room planned for a large one, and
-// the large one needs a node of its own.
+// pod's room there against pods of the same or lower priority. Without it
+// the scheduler spreads a burst over the new nodes by its own scoring: a
+// small pod takes the room planned for a large one, and the large one needs
+// a node of its own.
 //
 // It runs before the node loses its unregistered taint, so the scheduler
 // sees the nominations before it can place anything there. It is a hint:
@@ -111,19 +104,11 @@ func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, nodeNam
 		return
 	}
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"nominatedNodeName":%q}}`, nodeName))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, nominateWorkers)
-	for _, pod := range todo {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := c.Client.Status().Patch(ctx, pod, patch); err != nil && !apierrors.IsNotFound(err) {
-				log.FromContext(ctx).Error(err, "writing nominatedNodeName", "pod", client.ObjectKeyFromObject(pod), "node", nodeName)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Do(len(todo), nominateWorkers, func(i int) {
+		if err := c.Client.Status().Patch(ctx, todo[i], patch); err != nil && !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Error(err, "writing nominatedNodeName", "pod", client.ObjectKeyFromObject(todo[i]), "node", nodeName)
+		}
+	})
 }
 
 func (c *Controller) podByUID(ctx context.Context, uid types.UID) (*corev1.Pod, error) {

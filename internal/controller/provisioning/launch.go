@@ -13,6 +13,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/parallel"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
 )
@@ -24,7 +25,7 @@ func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1
 	logger := log.FromContext(ctx)
 	var mu sync.Mutex
 	created := 0
-	p.parallel(len(plan.NewClaims), func(i int) {
+	parallel.Do(len(plan.NewClaims), p.Opts.CreateConcurrency, func(i int) {
 		c := plan.NewClaims[i]
 		np := pools[c.NodePool]
 		if np == nil {
@@ -49,27 +50,10 @@ func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1
 	return created
 }
 
-// parallel runs fn(0..n-1) on CreateConcurrency workers and waits: under
-// load each API write takes a good part of a second, and a loop that
-// writes thousands of them one by one stalls provisioning for minutes.
-func (p *Provisioner) parallel(n int, fn func(i int)) {
-	sem := make(chan struct{}, max(p.Opts.CreateConcurrency, 1))
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			fn(i)
-		}(i)
-	}
-	wg.Wait()
-}
-
 // nominateInFlight records pods the plan put on NodeClaims that are still
 // starting, adding them to the claims' nominations. Nominations of pods that
 // are no longer pending are dropped at the same time, so the list stays short.
-func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cluster, res *snapshot.Result, plan *solver.Plan) {
+func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cluster, ours snapshot.Nominated, res *snapshot.Result, plan *solver.Plan) {
 	inFlight := map[string]bool{}
 	for _, n := range res.Input.Nodes {
 		if n.InFlight && !n.Deleting {
@@ -90,7 +74,6 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 	}
 	pending := map[types.UID]bool{}
 	now := time.Now()
-	ours := snapshot.NominatedNodes(cluster.NodeClaims, snapshot.IndexNodes(cluster.Nodes))
 	for _, pod := range cluster.Pods {
 		if ours.ProvisionableAt(pod, now, p.Opts.UntriedAfter) {
 			pending[pod.UID] = true
@@ -105,7 +88,7 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 	for name := range add {
 		names = append(names, name)
 	}
-	p.parallel(len(names), func(i int) {
+	parallel.Do(len(names), p.Opts.CreateConcurrency, func(i int) {
 		name, pods := names[i], add[names[i]]
 		nc := claims[name]
 		if nc == nil {

@@ -202,7 +202,7 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 		"newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String())
 
 	created := p.createClaims(ctx, pools, plan)
-	p.nominateInFlight(ctx, cluster, res, plan)
+	p.nominateInFlight(ctx, cluster, ours, res, plan)
 	p.recordUnschedulable(plan)
 	if created < len(plan.NewClaims) {
 		return fmt.Errorf("created %d of %d NodeClaims", created, len(plan.NewClaims))
