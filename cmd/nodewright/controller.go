@@ -38,6 +38,9 @@ func controllerCommand() *cobra.Command {
 				return err
 			}
 			o.KWOK.Faults = f
+			if o.Lifecycle.MaxConcurrentReconciles < 1 {
+				return fmt.Errorf("--nodeclaim-workers %d: give at least 1", o.Lifecycle.MaxConcurrentReconciles)
+			}
 			return operator.Run(log.IntoContext(cmd.Context(), logger), o)
 		},
 	}
@@ -57,6 +60,7 @@ func controllerCommand() *cobra.Command {
 	fl.DurationVar(&o.Provisioning.UntriedAfter, "provision-untried-pods-after", o.Provisioning.UntriedAfter, "also plan pending pods kube-scheduler has not tried this long after creation; 0 waits for its Unschedulable verdict, as Karpenter does")
 	fl.DurationVar(&o.Provisioning.NominationGrace, "nomination-grace", o.Provisioning.NominationGrace, "keep pods reserved on a new node this long after it initialized")
 	fl.BoolVar(&o.Lifecycle.WriteNominatedNodeName, "nominate-pods-to-nodes", o.Lifecycle.WriteNominatedNodeName, "when a new node registers, write its name into status.nominatedNodeName of the pods planned for it, so kube-scheduler places them as planned (fewer extra nodes in a burst, slower binding; docs/provisioning.md)")
+	fl.IntVar(&o.Lifecycle.MaxConcurrentReconciles, "nodeclaim-workers", o.Lifecycle.MaxConcurrentReconciles, "NodeClaims launched, registered and initialized at once; each waits on the cloud provider and the API server, so a burst of thousands of NodeClaims needs many")
 	fl.DurationVar(&o.Lifecycle.LaunchTimeout, "launch-timeout", o.Lifecycle.LaunchTimeout, "delete a NodeClaim whose instance could not be launched for this long")
 	fl.DurationVar(&o.Lifecycle.RegistrationTimeout, "registration-timeout", o.Lifecycle.RegistrationTimeout, "delete a NodeClaim whose node did not register this long after launch")
 	fl.DurationVar(&o.Lifecycle.InitializationTimeout, "initialization-timeout", o.Lifecycle.InitializationTimeout, "delete a NodeClaim whose node did not initialize this long after registering; 0 waits for ever")

@@ -268,9 +268,15 @@ func TestProvisionLaunchRegisterInitialize(t *testing.T) {
 
 	// The pods stay pending (no scheduler here), and batches keep running:
 	// the nominations must keep any second claim from being made.
-	consistently(t, 4*time.Second, "one NodeClaim for nominated pods", func() (bool, error) {
+	// Nor is the Initialized message rewritten at each step of a node's
+	// first seconds: that costs a burst of nodes writes and says nothing.
+	consistently(t, 4*time.Second, "one NodeClaim for nominated pods, its Initialized message as registration wrote it", func() (bool, error) {
 		cs, err := claimsOf(pool)
-		return err == nil && len(cs) == 1, fmt.Errorf("%d claims", len(cs))
+		if err != nil || len(cs) != 1 {
+			return false, fmt.Errorf("%d claims, err %v", len(cs), err)
+		}
+		c := meta.FindStatusCondition(cs[0].Status.Conditions, karpv1.ConditionTypeInitialized)
+		return c != nil && c.Message == "node registered; waiting for it to be Ready", fmt.Errorf("Initialized condition %v", c)
 	})
 
 	setNodeReady(t, node.Name)

@@ -20,13 +20,14 @@
 //
 // and the controller's peak resident memory (VmHWM), the NodeClaims created,
 // the solves it ran (from its log and its metrics endpoint), how many pods
-// were Running then, and the CPU each process of the cluster used. It then
-// waits for every pod to run, counting the NodeClaims that still come: pods
-// kube-scheduler put elsewhere than planned are planned again once their
-// nominations lapse.
+// were Running then, the CPU each process of the cluster used, and the
+// requests kube-apiserver served, by verb and resource (which writes loaded
+// it). It then waits for every pod to run, counting the NodeClaims that still
+// come: pods kube-scheduler put elsewhere than planned are planned again once
+// their nominations lapse.
 //
-// It is not part of the default test run (the package has no tests). Run it
-// with, from the repository root:
+// It is not part of the default test run (the package's tests cover only the
+// benchmark's helpers). Run it with, from the repository root:
 //
 //	make bench-scale
 //	go test -run '^$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/

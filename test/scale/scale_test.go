@@ -338,6 +338,10 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 	if err := w.start(ctx, wcs, ccfg); err != nil {
 		b.Fatal(err)
 	}
+	req0, err := requestCounts(ctx, cs)
+	if err != nil {
+		logf("%v", err)
+	}
 	cpu0, selfCPU0 := procCPU(pid), procCPU(os.Getpid())
 	comps := componentPIDs(env)
 	compCPU0 := map[string]time.Duration{}
@@ -401,6 +405,10 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		}
 		logf("CPU used %s (%.1fs wall on %d cores): controller %.1fs, %s, this benchmark %.1fs", what, time.Since(tStart).Seconds(), runtime.NumCPU(),
 			(procCPU(pid) - cpu0).Seconds(), strings.Join(line, ", "), (procCPU(os.Getpid()) - selfCPU0).Seconds())
+		if req, err := requestCounts(ctx, cs); err == nil && req0 != nil {
+			top, total := topRequests(req0, req, 20)
+			logf("API requests %s: %.0f in all; most: %s", what, total, strings.Join(top, ", "))
+		}
 	}
 
 	// Phase 1: until every pod is bound or nominated to a NodeClaim and no

@@ -36,7 +36,8 @@ type Options struct {
 	// initialize for this long; 0 waits for ever. A node that is NotReady for
 	// a while is waited for, not replaced, until then.
 	InitializationTimeout time.Duration
-	// MaxConcurrentReconciles bounds parallel reconciles.
+	// MaxConcurrentReconciles bounds parallel reconciles. Each mostly waits
+	// on the provider and the API server, so a burst needs many.
 	MaxConcurrentReconciles int
 	// NominationGrace is the provisioner's: how long after a node initialized
 	// the pods nominated to its claim stay reserved there. Their
@@ -53,7 +54,7 @@ type Options struct {
 // 15 to initialize.
 func DefaultOptions() Options {
 	return Options{LaunchTimeout: 5 * time.Minute, RegistrationTimeout: 15 * time.Minute,
-		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 16, NominationGrace: time.Minute}
+		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 64, NominationGrace: time.Minute}
 }
 
 // ProviderIDField indexes Nodes by spec.providerID and NodeClaims by

@@ -16,6 +16,10 @@ import (
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
+// waitMessageAfter is how long after registration the Initialized
+// condition's message starts to say what the node still waits for.
+const waitMessageAfter = 15 * time.Second
+
 // initialize marks the claim Initialized once its node is usable. Until then
 // the claim is in flight, however long the node stays NotReady, up to
 // InitializationTimeout.
@@ -26,6 +30,14 @@ func (c *Controller) initialize(ctx context.Context, nc *karpv1.NodeClaim, node 
 		registered := since(nc, karpv1.ConditionTypeRegistered)
 		if c.Opts.InitializationTimeout > 0 && !registered.IsZero() && c.Now().Sub(registered) > c.Opts.InitializationTimeout {
 			return c.fail(ctx, nc, "InitializationTimeout", "node %s did not initialize within %s: %s", node.Name, c.Opts.InitializationTimeout, msg)
+		}
+		// A node normally passes through NotReady and the not-ready taint
+		// within seconds of registering. Writing each step into the message
+		// would cost a burst of thousands of nodes two more writes each, when
+		// the API server is busiest, and tell no one anything; so the message
+		// registration wrote stands until the wait has lasted waitMessageAfter.
+		if waited := c.Now().Sub(registered); !registered.IsZero() && waited < waitMessageAfter {
+			return reconcile.Result{RequeueAfter: waitMessageAfter - waited}, nil
 		}
 		before := nc.DeepCopy()
 		if setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionUnknown, "Initializing", msg) {
