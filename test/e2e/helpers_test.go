@@ -167,30 +167,23 @@ func claimsOf(pool string) ([]karpv1.NodeClaim, error) {
 // until stopped, so a claim created and deleted between two looks at the end
 // is still counted.
 type claimRecorder struct {
+	pool  string
 	mu    sync.Mutex
 	names map[string]karpv1.NodeClaim
-	// first holds each claim's nominations as first seen, a quarter second
-	// at most after its creation: the pods it was launched for.
+	// first holds each claim's nominations as first seen, normally a
+	// quarter second at most after its creation: the pods it was launched
+	// for.
 	first map[string]string
 	stop  chan struct{}
 	done  chan struct{}
 }
 
 func recordClaims(pool string) *claimRecorder {
-	r := &claimRecorder{names: map[string]karpv1.NodeClaim{}, first: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &claimRecorder{pool: pool, names: map[string]karpv1.NodeClaim{}, first: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		for {
-			if cs, err := claimsOf(pool); err == nil {
-				r.mu.Lock()
-				for _, c := range cs {
-					if _, ok := r.names[c.Name]; !ok {
-						r.first[c.Name] = c.Annotations[snapshot.NominatedPodsAnnotation]
-					}
-					r.names[c.Name] = c
-				}
-				r.mu.Unlock()
-			}
+			r.look()
 			select {
 			case <-r.stop:
 				return
@@ -201,10 +194,30 @@ func recordClaims(pool string) *claimRecorder {
 	return r
 }
 
-// Seen stops recording and returns the names of every claim seen, sorted.
+// look records the pool's claims as they are now; a failed list is skipped.
+func (r *claimRecorder) look() {
+	cs, err := claimsOf(r.pool)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range cs {
+		if _, ok := r.names[c.Name]; !ok {
+			r.first[c.Name] = c.Annotations[snapshot.NominatedPodsAnnotation]
+		}
+		r.names[c.Name] = c
+	}
+}
+
+// Seen stops recording and returns the names of every claim seen, sorted,
+// the claims there at this moment included: a test whose claim came and
+// settled within a few polls, while lists were slow or failing (a busy API
+// server, parallel tests), counted it as never seen.
 func (r *claimRecorder) Seen() []string {
 	close(r.stop)
 	<-r.done
+	r.look()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]string, 0, len(r.names))

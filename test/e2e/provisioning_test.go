@@ -112,7 +112,7 @@ func TestNodePoolLimitRespected(t *testing.T) {
 		return false, fmt.Errorf("%d events, none from nodewright about the limit", len(evs.Items))
 	})
 	if seen := rec.Seen(); len(seen) != 1 {
-		t.Fatalf("the 4-cpu limit allows one c5.xlarge; saw claims %v", seen)
+		t.Fatalf("the 4-cpu limit allows one c5.xlarge; saw claims %v:%s", seen, describeClaims(pool))
 	}
 }
 
