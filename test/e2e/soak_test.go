@@ -66,7 +66,9 @@ func (w *soakWatch) run(ns string, minAvailable int) {
 					w.first[p.Name] = true
 				}
 				if p.Labels["app"] == "guarded" && w.settled && !w.first[p.Name] {
+					w.mu.Lock() // the test reads moved while this runs
 					w.moved[p.Name] = true
+					w.mu.Unlock()
 				}
 				if why, ok := unschedulable(&p); ok && p.Labels["app"] == "guarded" && w.settled && !w.first[p.Name] && !w.homeless[p.Name] {
 					w.mu.Lock()
@@ -133,7 +135,9 @@ func podReady(p *corev1.Pod) bool {
 // controller SIGKILLs. Throughout, a Deployment guarded by a PDB never
 // drops below its minAvailable, none of its pods evicted by a disruption
 // is left with nowhere to go, and no do-not-disrupt pod is evicted; at the
-// end every pod runs. Runs alone: it kills the shared controller.
+// end, with the remaining jobs ended and the template changed once more,
+// every node is replaced and every pod runs. Runs alone: it kills the
+// shared controller.
 func TestSoakRandomEvents(t *testing.T) {
 	const pool, ns = "soak", "e2e-soak"
 	const seed = 424242
@@ -224,14 +228,42 @@ func TestSoakRandomEvents(t *testing.T) {
 		time.Sleep(time.Duration(200+rng.Intn(1600)) * time.Millisecond) // the pace of the events, not a wait for a condition
 	}
 	t.Logf("events played: %v", counts)
-	// Let drift and consolidation settle with a budget that lets them.
+	w.mu.Lock()
+	movedInEvents := len(w.moved)
+	w.mu.Unlock()
+	// End the jobs still running and drift every node once more, with a
+	// budget that lets it. Whether the random events evicted a guarded pod
+	// depends on timing (a job pod on its node holds the node), so this last
+	// drift is what makes sure the evicted-pods-have-room check sees evictions:
+	// every node the guarded pods run on now is replaced.
+	for _, name := range jobs {
+		w.mu.Lock()
+		delete(w.jobs, name)
+		w.mu.Unlock()
+		if err := kc.Delete(ctx, soakPod(ns, name, nil, nil)); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
 	patchPool(t, pool, func(np *karpv1.NodePool) {
 		np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "100%"}}
 		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("5s")
+		np.Spec.Template.Labels = map[string]string{"soak-rev": "final"}
 	})
-	eventually(t, 6*time.Minute, "every soak pod Running", func() (bool, error) {
+	eventually(t, 6*time.Minute, "every soak pod Running on a node of the last template", func() (bool, error) {
 		running, other, err := podCounts(ns)
-		return err == nil && other == 0, errorf("%d running, %d not (err %v)", running, other, err)
+		if err != nil || other > 0 {
+			return false, errorf("%d running, %d not (err %v)", running, other, err)
+		}
+		nodes, err := nodesOf(pool)
+		if err != nil {
+			return false, err
+		}
+		for _, n := range nodes {
+			if n.Labels["soak-rev"] != "final" {
+				return false, errorf("node %s still has soak-rev %q", n.Name, n.Labels["soak-rev"])
+			}
+		}
+		return true, nil
 	})
 	close(w.stop)
 	<-w.done
@@ -240,8 +272,8 @@ func TestSoakRandomEvents(t *testing.T) {
 	}
 	nodes, _ := nodesOf(pool)
 	running, _, _ := podCounts(ns)
-	t.Logf("after %d events: %d pods Running on %d nodes; %d guarded pods replaced evicted ones, %d of them found no room; %d invariant violations",
-		soakEvents(), running, len(nodes), len(w.moved), len(w.homeless), len(w.violations))
+	t.Logf("after %d events and a last drift: %d pods Running on %d nodes; %d guarded pods replaced evicted ones (%d during the events), %d of them found no room; %d invariant violations",
+		soakEvents(), running, len(nodes), len(w.moved), movedInEvents, len(w.homeless), len(w.violations))
 	if len(w.moved) == 0 {
 		t.Error("no guarded pod was ever evicted and replaced: the check that evicted pods have somewhere to go saw nothing")
 	}
