@@ -10,17 +10,29 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// requestCounts reads kube-apiserver's apiserver_request_total and sums it by
-// verb, resource and subresource ("PATCH nodeclaims/status"), so that a run
-// can say which writes loaded the API server. Reads through watches
+// requests is one reading of kube-apiserver's request counters, summed by
+// verb, resource and subresource ("PATCH nodeclaims/status"): all of them,
+// and those refused with 409 Conflict (a write made from a stale copy, done
+// again after a fresh read).
+type requests struct {
+	all, conflicts map[string]float64
+}
+
+// requestCounts reads kube-apiserver's apiserver_request_total, so that a
+// run can say which writes loaded the API server. Reads through watches
 // (WATCH) count once per watch, not per event.
-func requestCounts(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+func requestCounts(ctx context.Context, cs kubernetes.Interface) (requests, error) {
 	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading kube-apiserver's metrics: %w", err)
+		return requests{}, fmt.Errorf("reading kube-apiserver's metrics: %w", err)
 	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(data), "\n") {
+	return parseRequests(string(data)), nil
+}
+
+// parseRequests sums the apiserver_request_total lines of a metrics page.
+func parseRequests(page string) requests {
+	out := requests{all: map[string]float64{}, conflicts: map[string]float64{}}
+	for _, line := range strings.Split(page, "\n") {
 		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
 		if !ok {
 			continue
@@ -38,9 +50,12 @@ func requestCounts(ctx context.Context, cs kubernetes.Interface) (map[string]flo
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
 		}
-		out[key] += v
+		out.all[key] += v
+		if l["code"] == "409" {
+			out.conflicts[key] += v
+		}
 	}
-	return out, nil
+	return out
 }
 
 // parseLabels splits a Prometheus label set (a="x",b="y") into a map. Label

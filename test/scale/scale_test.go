@@ -405,9 +405,11 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		}
 		logf("CPU used %s (%.1fs wall on %d cores): controller %.1fs, %s, this benchmark %.1fs", what, time.Since(tStart).Seconds(), runtime.NumCPU(),
 			(procCPU(pid) - cpu0).Seconds(), strings.Join(line, ", "), (procCPU(os.Getpid()) - selfCPU0).Seconds())
-		if req, err := requestCounts(ctx, cs); err == nil && req0 != nil {
-			top, total := topRequests(req0, req, 20)
-			logf("API requests %s: %.0f in all; most: %s", what, total, strings.Join(top, ", "))
+		if req, err := requestCounts(ctx, cs); err == nil && req0.all != nil {
+			top, total := topRequests(req0.all, req.all, 20)
+			conflicts, refused := topRequests(req0.conflicts, req.conflicts, 5)
+			logf("API requests %s: %.0f in all; most: %s; refused as conflicts (409): %.0f, most: %s", what, total, strings.Join(top, ", "),
+				refused, strings.Join(conflicts, ", "))
 		}
 	}
 

@@ -70,6 +70,8 @@ type Controller struct {
 	Opts     Options
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+
+	writes writes // versions of claims this process wrote over
 }
 
 // SetupIndexes registers the providerID indexes the controller looks up by.
@@ -151,7 +153,15 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	nc := &karpv1.NodeClaim{}
 	if err := c.Client.Get(ctx, req.NamespacedName, nc); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.writes.forget(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if c.writes.stale(nc.Name, nc.ResourceVersion, c.Now()) {
+		// The watch brings our own write, and with it this claim again; the
+		// requeue is only a fallback.
+		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", nc.Name))
 	if nc.DeletionTimestamp != nil {
@@ -163,6 +173,7 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err := c.Client.Patch(ctx, patched, client.MergeFromWithOptions(nc, client.MergeFromWithOptimisticLock{})); err != nil {
 			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
+		c.writes.wrote(nc.Name, nc.ResourceVersion, c.Now())
 		nc = patched
 	}
 	if !isTrue(nc, karpv1.ConditionTypeLaunched) {
@@ -211,5 +222,6 @@ func (c *Controller) patchStatus(ctx context.Context, before, after *karpv1.Node
 	if err := c.Client.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("updating NodeClaim status: %w", err)
 	}
+	c.writes.wrote(after.Name, before.ResourceVersion, c.Now())
 	return nil
 }

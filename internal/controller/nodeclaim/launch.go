@@ -71,6 +71,7 @@ func (c *Controller) launch(ctx context.Context, nc *karpv1.NodeClaim) (reconcil
 	if err := c.Client.Patch(ctx, merged, client.MergeFrom(before)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("recording launched instance's labels: %w", err)
 	}
+	c.writes.wrote(merged.Name, before.ResourceVersion, c.Now())
 	statusBefore := merged.DeepCopy()
 	merged.Status.ProviderID = created.Status.ProviderID
 	merged.Status.ImageID = created.Status.ImageID

@@ -42,6 +42,7 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 		if err := c.Client.Patch(ctx, patched, client.MergeFrom(before)); err != nil {
 			return reconcile.Result{}, fmt.Errorf("recording registration taints: %w", err)
 		}
+		c.writes.wrote(nc.Name, before.ResourceVersion, c.Now())
 		nc = patched
 	}
 

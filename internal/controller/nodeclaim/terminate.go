@@ -84,6 +84,7 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 		}
 		return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
+	c.writes.forget(nc.Name)
 	log.FromContext(ctx).Info("terminated NodeClaim", "providerID", nc.Status.ProviderID)
 	c.Recorder.Event(nc, corev1.EventTypeNormal, "Terminated", "Instance and node removed")
 	if nc.Status.NodeName != "" {
