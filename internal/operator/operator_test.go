@@ -11,11 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/testcluster"
@@ -362,6 +364,78 @@ func TestGarbageCollection(t *testing.T) {
 		err := cluster.Client.Get(ctx, client.ObjectKey{Name: claim.Name}, nc)
 		return apierrors.IsNotFound(err) || (err == nil && nc.DeletionTimestamp != nil), err
 	})
+}
+
+// staleCache hides one NodeClaim from List, as an informer cache that has
+// not yet seen a new claim would.
+type staleCache struct {
+	client.Client
+	hide string
+}
+
+func (c staleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if l, ok := list.(*karpv1.NodeClaimList); ok {
+		kept := l.Items[:0]
+		for _, nc := range l.Items {
+			if nc.Name != c.hide {
+				kept = append(kept, nc)
+			}
+		}
+		l.Items = kept
+	}
+	return nil
+}
+
+// TestGarbageCollectionConfirmsLive shows that an instance whose NodeClaim the
+// cache does not show yet is kept when the API server has the claim, and
+// deleted once the claim is really gone.
+func TestGarbageCollectionConfirmsLive(t *testing.T) {
+	const pool = "gc-live"
+	setup(t, pool, nil)
+	ctx := context.Background()
+	claim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gc-live-claim", Labels: map[string]string{karpv1.NodePoolLabelKey: pool}},
+		Spec: karpv1.NodeClaimSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: pool},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
+				Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}}},
+		}}
+	if err := cluster.Client.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	instance := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: claim.Name,
+		Annotations: map[string]string{kwok.NodeClaimAnnotation: claim.Name},
+		Labels:      map[string]string{karpv1.NodePoolLabelKey: pool}},
+		Spec: corev1.NodeSpec{ProviderID: kwok.ProviderIDPrefix + claim.Name}}
+	if err := cluster.Client.Create(ctx, instance); err != nil {
+		t.Fatal(err)
+	}
+	provider, err := kwok.New(cluster.Client, kwok.ProviderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := &nodeclaim.GarbageCollector{Client: staleCache{Client: cluster.Client, hide: claim.Name}, APIReader: cluster.Client,
+		Cloud: provider, Recorder: record.NewFakeRecorder(10), Interval: time.Minute, Grace: time.Minute}
+
+	if err := gc.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(instance), &corev1.Node{}); err != nil {
+		t.Fatalf("instance of a claim the API server has but the cache does not show: want kept, got %v", err)
+	}
+
+	if err := cluster.Client.Delete(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	if err := gc.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = cluster.Client.Get(ctx, client.ObjectKeyFromObject(instance), &corev1.Node{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("instance whose claim is gone: want deleted, got %v", err)
+	}
 }
 
 func TestLearnedCapacityPersists(t *testing.T) {

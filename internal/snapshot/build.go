@@ -72,14 +72,23 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 		}
 		if nc.DeletionTimestamp == nil {
 			holds := NominationsHold(nc, opts.Now, opts.NominationGrace)
+			var held []*corev1.Pod
 			for _, uid := range Nominations(nc.Annotations[NominatedPodsAnnotation]) {
 				// A pod kube-scheduler has not tried yet stays nominated past
 				// the grace: under a burst the scheduler is minutes behind,
 				// and planning the pod again would launch a second node for it.
 				if p, ok := pending[uid]; ok && !nominated[uid] && (holds || untried(p)) {
-					nominated[uid] = true
-					entry.Pods = append(entry.Pods, p)
+					held = append(held, p)
 				}
+			}
+			if node != nil && !entry.InFlight {
+				// Pods the bound ones leave no room for are planned again now,
+				// not when the grace ends.
+				held, _ = roomFor(entry.Allocatable, boundTo[entry.Name], held)
+			}
+			for _, p := range held {
+				nominated[p.UID] = true
+				entry.Pods = append(entry.Pods, p)
 			}
 		}
 		if opts.MoveDraining && nc.DeletionTimestamp != nil && node != nil {

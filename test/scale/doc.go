@@ -29,11 +29,14 @@
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
 //
-//	make bench-scale
+//	make bench-scale         (every instance size)
+//	make bench-scale-large   (instance types of 32 vCPUs or more)
 //	go test -run '^$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
 //
 // Progress lines go to stderr as it runs; a run of 40,000 pods takes 20 to 60
-// minutes on two cores, most of it kube-apiserver, kube-scheduler and kwok.
+// minutes on two cores with every instance size (about 9,500 nodes), about 10
+// with sizes of 32 vCPUs or more (about 450), most of it kube-apiserver,
+// kube-scheduler and kwok.
 //
 // Knobs, all environment variables:
 //
@@ -47,7 +50,8 @@
 //	                                  vCPUs (default 0: all sizes; the cost-optimal
 //	                                  plan then uses mostly 2-vCPU nodes, and the
 //	                                  thousands of simulated nodes load a small
-//	                                  machine's API server more than the pods do)
+//	                                  machine's API server more than the pods do;
+//	                                  `make bench-scale-large` sets 32)
 //	NODEWRIGHT_SCALE_HEARTBEAT_FACTOR stretch kwok's node leases, status updates and
 //	                                  the node lifecycle grace period (default 5, kwokctl's
 //	                                  own default for large simulations; 1 is a kubelet's
