@@ -81,7 +81,7 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 					held = append(held, p)
 				}
 			}
-			if node != nil && !entry.InFlight {
+			if opts.ReleaseDisplaced && node != nil && !entry.InFlight {
 				// Pods the bound ones leave no room for are planned again now,
 				// not when the grace ends.
 				held, _ = roomFor(entry.Allocatable, boundTo[entry.Name], held)

@@ -132,8 +132,7 @@ func TestMoveDrainingPlansThePodsADrainWillEvict(t *testing.T) {
 // of the NodeClaim that nominates it (written by the lifecycle controller)
 // counts as waiting; one kube-scheduler nominated elsewhere (preemption) is
 // neither held nor planned. Past the grace, a pod the scheduler tried is
-// planned again, and so, at once, is one whose initialized node the bound
-// pods left no room for.
+// planned again (see room_test.go for Options.ReleaseDisplaced).
 func TestNominationHolds(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	pod := func(name, nnn string) *corev1.Pod {
@@ -158,8 +157,7 @@ func TestNominationHolds(t *testing.T) {
 		{"own nomination, node starting", 0, pod("p", "node-a"), false, true, false},
 		{"own nomination, within grace", 30 * time.Second, pod("p", "node-a"), false, true, false},
 		{"own nomination, past grace, tried", 5 * time.Minute, pod("p", "node-a"), false, false, true},
-		{"own nomination, room taken, within grace: planned again", 30 * time.Second, pod("p", "node-a"), true, false, true},
-		{"own nomination, room taken, node starting: held", 0, pod("p", "node-a"), true, true, false},
+		{"own nomination, room taken but within grace", 30 * time.Second, pod("p", "node-a"), true, true, false},
 		{"no nominatedNodeName, node starting", 0, pod("p", ""), false, true, false},
 		{"preempting onto another node", 0, pod("p", "node-b"), false, false, false},
 		{"nominated to a node that is gone", 0, pod("p", "node-gone"), false, true, false},

@@ -38,6 +38,10 @@ type Options struct {
 	// Result.Draining), so that room is found or launched for them before
 	// they are evicted.
 	MoveDraining bool
+	// ReleaseDisplaced plans again, before the grace ends, the nominated pods
+	// an initialized node has no room left for after the pods bound to it
+	// (see roomFor).
+	ReleaseDisplaced bool
 }
 
 // PoolTypes gives, per NodePool name, the instance types it may launch with

@@ -59,10 +59,11 @@ func TestRoomFor(t *testing.T) {
 	}
 }
 
-// TestDisplacedPodsArePlannedAgainBeforeTheGrace: on an initialized node
-// whose bound pods leave no room for a nominated pod, that pod is planned
-// again at once; the one that still fits stays nominated, and nothing is
-// judged on a node that has not initialized.
+// TestDisplacedPodsArePlannedAgainBeforeTheGrace: with ReleaseDisplaced, on
+// an initialized node whose bound pods leave no room for a nominated pod,
+// that pod is planned again at once; the one that still fits stays
+// nominated, and nothing is judged on a node that has not initialized.
+// Without it, every nomination holds for the grace.
 func TestDisplacedPodsArePlannedAgainBeforeTheGrace(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	pending := func(p *corev1.Pod) *corev1.Pod {
@@ -97,7 +98,11 @@ func TestDisplacedPodsArePlannedAgainBeforeTheGrace(t *testing.T) {
 			pending(sizedPod("big", "2", "1Gi")), pending(sizedPod("small", "500m", "1Gi")), pending(sizedPod("waits", "2", "1Gi")),
 		},
 	}
-	res := Build(cluster, PoolTypes{}, Options{Now: now, NominationGrace: time.Minute, UntriedAfter: 3 * time.Second})
+	off := Build(cluster, PoolTypes{}, Options{Now: now, NominationGrace: time.Minute, UntriedAfter: 3 * time.Second})
+	if len(off.Input.Pods) != 0 || off.Nominated != 3 {
+		t.Errorf("without ReleaseDisplaced: planned again %v, %d nominated; want none, 3", names(off.Input.Pods), off.Nominated)
+	}
+	res := Build(cluster, PoolTypes{}, Options{Now: now, NominationGrace: time.Minute, UntriedAfter: 3 * time.Second, ReleaseDisplaced: true})
 	held := map[string][]string{}
 	for _, n := range res.Input.Nodes {
 		for _, p := range n.Pods {

@@ -41,6 +41,10 @@ type Options struct {
 	// UntriedAfter also plans pending pods kube-scheduler has not yet tried
 	// this long after their creation; 0 waits for the scheduler's verdict.
 	UntriedAfter time.Duration
+	// ReplanDisplaced plans again, without waiting for NominationGrace, the
+	// pods an initialized node has no room left for (snapshot.Options
+	// ReleaseDisplaced).
+	ReplanDisplaced bool
 }
 
 // DefaultOptions are Karpenter's batch windows and our defaults for the rest.
@@ -167,7 +171,7 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	// does: if no node has room for them, one is launched before they are
 	// evicted, and the drain waits for it (termination.NoRoom).
 	res := snapshot.Build(cluster, poolTypes, snapshot.Options{Now: now, NominationGrace: p.Opts.NominationGrace,
-		UntriedAfter: p.Opts.UntriedAfter, MoveDraining: true})
+		UntriedAfter: p.Opts.UntriedAfter, MoveDraining: true, ReleaseDisplaced: p.Opts.ReplanDisplaced})
 	for name, err := range poolErrs {
 		res.PoolErrors[name] = err
 	}
