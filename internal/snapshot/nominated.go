@@ -55,8 +55,8 @@ func (n Nominated) ProvisionableAt(p *corev1.Pod, now time.Time, untriedAfter ti
 // NominationsHold reports whether a claim's nominated pods are still reserved
 // on it: until its node has been initialized for grace, after which
 // kube-scheduler has had its chance to bind them (pods it has not tried at
-// all stay reserved longer, and pods the bound ones leave no room for are
-// released sooner; see Build).
+// all stay reserved longer, and with Options.ReleaseDisplaced pods the bound
+// ones leave no room for are released sooner; see Build).
 func NominationsHold(nc *karpv1.NodeClaim, now time.Time, grace time.Duration) bool {
 	if nc.DeletionTimestamp != nil {
 		return false
