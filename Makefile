@@ -44,8 +44,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 
 # The 40,000-pending-pod run on a local cluster (issue 4's scale target),
-# with a NodePool of every instance size, and with one of 32 vCPUs or more
-# and --replan-displaced-pods.
+# with a NodePool of every instance size, and with one of 32 vCPUs or more.
 bench-scale:
 	@dir=$$(bash hack/kube-binaries.sh) && \
 	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -run '^$$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
@@ -53,7 +52,7 @@ bench-scale:
 bench-scale-large:
 	@dir=$$(bash hack/kube-binaries.sh) && \
 	  NODEWRIGHT_KUBE_BINARIES=$$dir NODEWRIGHT_SCALE_MIN_NODE_CPU=32 \
-	  NODEWRIGHT_SCALE_CONTROLLER_ARGS=--replan-displaced-pods $(GO) test -run '^$$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
+	  $(GO) test -run '^$$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
 
 # The disruption soak test with 500 random events instead of the default run's 150.
 soak:

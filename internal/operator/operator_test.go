@@ -290,6 +290,34 @@ func TestProvisionLaunchRegisterInitialize(t *testing.T) {
 		return meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeInitialized) &&
 			meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeReady), fmt.Errorf("conditions %v", nc.Status.Conditions)
 	})
+
+	// Another pod takes nearly all the node's CPU: the nominated pods no
+	// longer fit there and are planned again (--replan-displaced-pods), so a
+	// cleared nomination is not written back to this node any more.
+	alloc := node.Status.Allocatable[corev1.ResourceCPU]
+	take := alloc.DeepCopy()
+	take.Sub(resource.MustParse("50m"))
+	squatter := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pool + "-squatter", Labels: map[string]string{"test-pool": pool}},
+		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: take, corev1.ResourceMemory: resource.MustParse("64Mi")}}}}},
+	}
+	if err := cluster.Client.Create(context.Background(), squatter); err != nil {
+		t.Fatal(err)
+	}
+	released := &corev1.Pod{}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(pods[1]), released); err != nil {
+		t.Fatal(err)
+	}
+	released.Status.NominatedNodeName = ""
+	if err := cluster.Client.Status().Update(context.Background(), released); err != nil {
+		t.Fatal(err)
+	}
+	consistently(t, 4*time.Second, "a pod its node has no room for left unnominated to it", func() (bool, error) {
+		got := &corev1.Pod{}
+		err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(pods[1]), got)
+		return err == nil && got.Status.NominatedNodeName != node.Name, fmt.Errorf("nominatedNodeName %q, err %v", got.Status.NominatedNodeName, err)
+	})
 }
 
 func TestRestartKeepsNominations(t *testing.T) {

@@ -134,6 +134,7 @@ func Run(ctx context.Context, opts Options) error {
 	recorder := mgr.GetEventRecorderFor("nodewright")
 
 	opts.Lifecycle.NominationGrace = opts.Provisioning.NominationGrace
+	opts.Lifecycle.ReleaseDisplaced = opts.Provisioning.ReplanDisplaced
 	lifecycle := &nodeclaim.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Lifecycle}
 	if err := lifecycle.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)

@@ -58,6 +58,16 @@ func roomFor(allocatable corev1.ResourceList, bound, nominated []*corev1.Pod) (k
 	return keep, release
 }
 
+// StillRoomFor is roomFor for callers outside the snapshot: of the pods
+// nominated to an initialized node, those the pods bound to it leave room
+// for. The lifecycle controller writes status.nominatedNodeName only for
+// these when Options.ReleaseDisplaced is on, so that a pod planned again
+// elsewhere is not pointed back at the node it was released from.
+func StillRoomFor(allocatable corev1.ResourceList, bound, nominated []*corev1.Pod) []*corev1.Pod {
+	keep, _ := roomFor(allocatable, bound, nominated)
+	return keep
+}
+
 // fitsIn reports whether free holds every positive request and one more pod.
 // A resource the node does not list at all holds nothing.
 func fitsIn(req, free corev1.ResourceList) bool {

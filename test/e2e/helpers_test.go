@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -174,12 +173,14 @@ type claimRecorder struct {
 	// quarter second at most after its creation: the pods it was launched
 	// for.
 	first map[string]string
-	stop  chan struct{}
-	done  chan struct{}
+	// nominated holds every pod UID each claim's nominations ever named.
+	nominated map[string]map[types.UID]bool
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 func recordClaims(pool string) *claimRecorder {
-	r := &claimRecorder{pool: pool, names: map[string]karpv1.NodeClaim{}, first: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &claimRecorder{pool: pool, names: map[string]karpv1.NodeClaim{}, first: map[string]string{}, nominated: map[string]map[types.UID]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		for {
@@ -207,6 +208,12 @@ func (r *claimRecorder) look() {
 			r.first[c.Name] = c.Annotations[snapshot.NominatedPodsAnnotation]
 		}
 		r.names[c.Name] = c
+		if r.nominated[c.Name] == nil {
+			r.nominated[c.Name] = map[types.UID]bool{}
+		}
+		for _, uid := range snapshot.Nominations(c.Annotations[snapshot.NominatedPodsAnnotation]) {
+			r.nominated[c.Name][uid] = true
+		}
 	}
 }
 
@@ -275,37 +282,5 @@ func (r *claimRecorder) Last() claimStates {
 	for k, v := range r.names {
 		out[k] = v
 	}
-	return out
-}
-
-// Duplicates stops recording and lists pods that two NodeClaims were
-// launched for while the first one still held them: created before the
-// first initialized, or within grace of it. That is a duplicate launch; a
-// pod planned again after its nomination lapsed is not.
-func (r *claimRecorder) Duplicates(grace time.Duration) []string {
-	r.Seen()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	launchedFor := map[types.UID][]string{}
-	for name, noms := range r.first {
-		for _, uid := range snapshot.Nominations(noms) {
-			launchedFor[uid] = append(launchedFor[uid], name)
-		}
-	}
-	var out []string
-	for uid, names := range launchedFor {
-		sort.Slice(names, func(i, j int) bool {
-			return r.names[names[i]].CreationTimestamp.Time.Before(r.names[names[j]].CreationTimestamp.Time)
-		})
-		for i := 1; i < len(names); i++ {
-			prev, cur := r.names[names[i-1]], r.names[names[i]]
-			init := meta.FindStatusCondition(prev.Status.Conditions, karpv1.ConditionTypeInitialized)
-			held := init == nil || init.Status != metav1.ConditionTrue || cur.CreationTimestamp.Time.Before(init.LastTransitionTime.Add(grace))
-			if held {
-				out = append(out, fmt.Sprintf("pod %s launched for by %s and again by %s", uid, prev.Name, cur.Name))
-			}
-		}
-	}
-	sort.Strings(out)
 	return out
 }

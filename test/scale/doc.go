@@ -30,7 +30,7 @@
 // benchmark's helpers). Run it with, from the repository root:
 //
 //	make bench-scale         (every instance size)
-//	make bench-scale-large   (instance types of 32 vCPUs or more, --replan-displaced-pods)
+//	make bench-scale-large   (instance types of 32 vCPUs or more)
 //	go test -run '^$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
 //
 // Progress lines go to stderr as it runs; a run of 40,000 pods takes 20 to 60
@@ -51,8 +51,7 @@
 //	                                  plan then uses mostly 2-vCPU nodes, and the
 //	                                  thousands of simulated nodes load a small
 //	                                  machine's API server more than the pods do;
-//	                                  `make bench-scale-large` sets 32, and runs the
-//	                                  controller with --replan-displaced-pods)
+//	                                  `make bench-scale-large` sets 32)
 //	NODEWRIGHT_SCALE_HEARTBEAT_FACTOR stretch kwok's node leases, status updates and
 //	                                  the node lifecycle grace period (default 5, kwokctl's
 //	                                  own default for large simulations; 1 is a kubelet's

@@ -48,6 +48,9 @@ type Options struct {
 	// own placement makes, but the scheduler binds far slower while many
 	// pods are nominated (docs/provisioning.md has the figures).
 	WriteNominatedNodeName bool
+	// ReleaseDisplaced is the provisioner's ReplanDisplaced: nominate then
+	// leaves out the pods an initialized node has no room left for.
+	ReleaseDisplaced bool
 }
 
 // DefaultOptions follow Karpenter: 5 minutes to launch, 15 to register; and
@@ -198,7 +201,7 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// Pods nominated to the claim after it registered, and pods whose
 	// nominatedNodeName kube-scheduler cleared when it tried them before the
 	// node could take them.
-	c.nominate(ctx, nc, node.Name)
+	c.nominate(ctx, nc, node)
 	if !isTrue(nc, karpv1.ConditionTypeInitialized) {
 		return c.initialize(ctx, nc, node)
 	}

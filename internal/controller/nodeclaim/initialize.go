@@ -61,9 +61,15 @@ func (c *Controller) initialize(ctx context.Context, nc *karpv1.NodeClaim, node 
 	if err := c.patchStatus(ctx, before, nc); err != nil {
 		return reconcile.Result{}, err
 	}
+	c.initialized(nc, node)
+	return reconcile.Result{}, nil
+}
+
+// initialized counts and announces a claim whose Initialized condition was
+// just written true.
+func (c *Controller) initialized(nc *karpv1.NodeClaim, node *corev1.Node) {
 	metrics.NodeClaimsInitialized.WithLabelValues(nc.Labels[karpv1.NodePoolLabelKey]).Inc()
 	c.Recorder.Eventf(nc, corev1.EventTypeNormal, "Initialized", "Node %s initialized", node.Name)
-	return reconcile.Result{}, nil
 }
 
 // notInitialized lists what keeps a node from counting as initialized.

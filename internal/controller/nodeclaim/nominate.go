@@ -3,6 +3,7 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,7 +43,12 @@ var nominationCleared = predicate.Funcs{
 	},
 }
 
-// setupNominationIndexes registers PodUIDField and NominatedPodField.
+// PodNodeNameField indexes Pods by spec.nodeName; the termination
+// controller registers the same index under the same name.
+const PodNodeNameField = "spec.nodeName"
+
+// setupNominationIndexes registers PodUIDField, NominatedPodField and
+// PodNodeNameField.
 func setupNominationIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &karpv1.NodeClaim{}, NominatedPodField, func(o client.Object) []string {
 		uids := snapshot.Nominations(o.GetAnnotations()[snapshot.NominatedPodsAnnotation])
@@ -58,6 +64,16 @@ func setupNominationIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return []string{string(o.GetUID())}
 	}); err != nil {
 		return fmt.Errorf("indexing pods by uid: %w", err)
+	}
+	err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, PodNodeNameField, func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	})
+	// The termination controller's index of the same name means the same.
+	if err != nil && !strings.Contains(err.Error(), "indexer conflict") {
+		return fmt.Errorf("indexing pods by node: %w", err)
 	}
 	return nil
 }
@@ -83,32 +99,66 @@ const nominateWorkers = 8
 // sees the nominations before it can place anything there. It is a hint:
 // failures are logged, never returned, and the scheduler falls back to its
 // own search when the pod does not fit.
-func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, nodeName string) {
+//
+// With ReleaseDisplaced, once the node is initialized only the pods the
+// bound ones leave room for are written: the provisioner plans the others
+// again elsewhere, and pointing them back here would undo that.
+func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, node *corev1.Node) {
 	if !c.Opts.WriteNominatedNodeName || !snapshot.NominationsHold(nc, c.Now(), c.Opts.NominationGrace) {
 		return
 	}
 	uids := snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation])
-	var todo []*corev1.Pod
+	var waiting []*corev1.Pod
 	for _, uid := range uids {
 		pod, err := c.podByUID(ctx, uid)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "finding a nominated pod", "uid", uid)
 			continue
 		}
-		if pod == nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.NominatedNodeName == nodeName {
+		if pod == nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
 			continue
 		}
-		todo = append(todo, pod)
+		waiting = append(waiting, pod)
+	}
+	if c.Opts.ReleaseDisplaced && isTrue(nc, karpv1.ConditionTypeInitialized) && len(waiting) > 0 {
+		bound, err := c.boundTo(ctx, node.Name)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "listing the pods bound to a node", "node", node.Name)
+			return
+		}
+		waiting = snapshot.StillRoomFor(node.Status.Allocatable, bound, waiting)
+	}
+	var todo []*corev1.Pod
+	for _, pod := range waiting {
+		if pod.Status.NominatedNodeName != node.Name {
+			todo = append(todo, pod)
+		}
 	}
 	if len(todo) == 0 {
 		return
 	}
+	nodeName := node.Name
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"nominatedNodeName":%q}}`, nodeName))
 	parallel.Do(len(todo), nominateWorkers, func(i int) {
 		if err := c.Client.Status().Patch(ctx, todo[i], patch); err != nil && !apierrors.IsNotFound(err) {
 			log.FromContext(ctx).Error(err, "writing nominatedNodeName", "pod", client.ObjectKeyFromObject(todo[i]), "node", nodeName)
 		}
 	})
+}
+
+// boundTo lists the pods bound to a node that still hold room there.
+func (c *Controller) boundTo(ctx context.Context, nodeName string) ([]*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := c.Client.List(ctx, &pods, client.MatchingFields{PodNodeNameField: nodeName}); err != nil {
+		return nil, fmt.Errorf("listing pods on %s: %w", nodeName, err)
+	}
+	var out []*corev1.Pod
+	for i := range pods.Items {
+		if snapshot.Bound(&pods.Items[i]) {
+			out = append(out, &pods.Items[i])
+		}
+	}
+	return out, nil
 }
 
 func (c *Controller) podByUID(ctx context.Context, uid types.UID) (*corev1.Pod, error) {

@@ -48,7 +48,7 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 
 	// Before the unregistered taint goes: from then on kube-scheduler may
 	// place pods on the node.
-	c.nominate(ctx, nc, node.Name)
+	c.nominate(ctx, nc, node)
 
 	nodeBefore := node.DeepCopy()
 	n := node.DeepCopy()
@@ -86,6 +86,13 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 			APIVersion: karpv1.SchemeGroupVersion.String(), Kind: "NodeClaim", Name: nc.Name, UID: nc.UID,
 		})
 	}
+	// A node that is already usable once this patch lands (a busy
+	// controller often reaches it after its kubelet reported Ready) is
+	// registered and initialized in the same two writes, not four.
+	usable := len(notInitialized(nc, n)) == 0
+	if usable {
+		n.Labels[karpv1.NodeInitializedLabelKey] = "true"
+	}
 	if err := c.Client.Patch(ctx, n, client.MergeFromWithOptions(nodeBefore, client.MergeFromWithOptimisticLock{})); err != nil {
 		return reconcile.Result{}, fmt.Errorf("syncing node %s at registration: %w", node.Name, err)
 	}
@@ -93,13 +100,21 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 	before := nc.DeepCopy()
 	nc.Status.NodeName = n.Name
 	setCondition(nc, karpv1.ConditionTypeRegistered, metav1.ConditionTrue, "Registered", "")
-	setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionUnknown, "Initializing", "node registered; waiting for it to be Ready")
+	if usable {
+		setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "")
+	} else {
+		setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionUnknown, "Initializing", "node registered; waiting for it to be Ready")
+	}
 	if err := c.patchStatus(ctx, before, nc); err != nil {
 		return reconcile.Result{}, err
 	}
 	metrics.NodeClaimsRegistered.WithLabelValues(nc.Labels[karpv1.NodePoolLabelKey]).Inc()
 	c.Recorder.Eventf(nc, corev1.EventTypeNormal, "Registered", "Node %s registered", n.Name)
 	c.learn(ctx, nc, n)
+	if usable {
+		c.initialized(nc, n)
+		return reconcile.Result{}, nil
+	}
 	return c.initialize(ctx, nc, n)
 }
 

@@ -50,7 +50,7 @@ type Options struct {
 // DefaultOptions are Karpenter's batch windows and our defaults for the rest.
 func DefaultOptions() Options {
 	return Options{BatchIdle: time.Second, BatchMax: 10 * time.Second, NominationGrace: time.Minute,
-		CreateConcurrency: 32, Resync: 30 * time.Second, UntriedAfter: 3 * time.Second}
+		CreateConcurrency: 32, Resync: 30 * time.Second, UntriedAfter: 3 * time.Second, ReplanDisplaced: true}
 }
 
 // Provisioner is the provisioning loop. It runs only on the elected leader.
