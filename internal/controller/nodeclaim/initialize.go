@@ -100,6 +100,17 @@ func notInitialized(nc *karpv1.NodeClaim, node *corev1.Node) []string {
 	return out
 }
 
+// requestsExtended reports whether the claim requests a resource other than
+// cpu, memory, pods and ephemeral storage.
+func requestsExtended(nc *karpv1.NodeClaim) bool {
+	for name, q := range nc.Spec.Resources.Requests {
+		if !isWellKnown(name) && !q.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 func isWellKnown(name corev1.ResourceName) bool {
 	switch name {
 	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage:

@@ -93,7 +93,16 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 	if usable {
 		n.Labels[karpv1.NodeInitializedLabelKey] = "true"
 	}
-	if err := c.Client.Patch(ctx, n, client.MergeFromWithOptions(nodeBefore, client.MergeFromWithOptimisticLock{})); err != nil {
+	// A node labelled initialized must still be Ready when the write lands;
+	// one that must still have an extended resource is checked whole.
+	check := checkTaints
+	switch {
+	case usable && requestsExtended(nc):
+		check = checkAll
+	case usable:
+		check = checkReady
+	}
+	if err := patchNode(ctx, c.Client, nodeBefore, n, check); err != nil {
 		return reconcile.Result{}, fmt.Errorf("syncing node %s at registration: %w", node.Name, err)
 	}
 
