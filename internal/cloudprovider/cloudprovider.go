@@ -34,7 +34,10 @@ type CloudProvider interface {
 	// returns *NotFoundError when the instance is already gone.
 	Delete(ctx context.Context, claim *karpv1.NodeClaim) error
 	// Get returns the instance with providerID as a NodeClaim (status, labels
-	// and the owning claim's name in Name), or *NotFoundError.
+	// and the owning claim's name in Name), or *NotFoundError. It must read
+	// the provider's current state, not a cache that may lag: garbage
+	// collection deletes a NodeClaim, and with it the node, on its
+	// NotFoundError.
 	Get(ctx context.Context, providerID string) (*karpv1.NodeClaim, error)
 	// List returns every instance the provider launched for nodewright.
 	List(ctx context.Context) ([]*karpv1.NodeClaim, error)

@@ -466,6 +466,94 @@ func TestGarbageCollectionConfirmsLive(t *testing.T) {
 	}
 }
 
+// hiddenNode hides one Node from Get and List, as an informer cache that has
+// not yet seen it, or has fallen behind a broken watch, would.
+type hiddenNode struct {
+	client.Client
+	hide string
+}
+
+func (c hiddenNode) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Node); ok && key.Name == c.hide {
+		return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c hiddenNode) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if l, ok := list.(*corev1.NodeList); ok {
+		kept := l.Items[:0]
+		for _, n := range l.Items {
+			if n.Name != c.hide {
+				kept = append(kept, n)
+			}
+		}
+		l.Items = kept
+	}
+	return nil
+}
+
+// TestGarbageCollectionKeepsAClaimWhoseNodeTheCacheLacks: a launched claim
+// whose node the provider's cache does not show is kept while the API server
+// has the node (an API server too busy to keep its watches current must not
+// cost running nodes), and deleted once the node is really gone.
+func TestGarbageCollectionKeepsAClaimWhoseNodeTheCacheLacks(t *testing.T) {
+	const pool = "gc-node-live"
+	setup(t, pool, nil)
+	ctx := context.Background()
+	claim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gc-node-live-claim", Labels: map[string]string{karpv1.NodePoolLabelKey: pool}},
+		Spec: karpv1.NodeClaimSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: pool},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
+				Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}}},
+		}}
+	if err := cluster.Client.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	claim.Status.ProviderID = kwok.ProviderIDPrefix + claim.Name
+	claim.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched",
+		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
+	if err := cluster.Client.Status().Update(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: claim.Name,
+		Annotations: map[string]string{kwok.NodeClaimAnnotation: claim.Name},
+		Labels:      map[string]string{karpv1.NodePoolLabelKey: pool}},
+		Spec: corev1.NodeSpec{ProviderID: claim.Status.ProviderID}}
+	if err := cluster.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	stale := hiddenNode{Client: cluster.Client, hide: node.Name}
+	provider, err := kwok.New(stale, kwok.ProviderOptions{LiveReader: cluster.Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := &nodeclaim.GarbageCollector{Client: stale, APIReader: cluster.Client,
+		Cloud: provider, Recorder: record.NewFakeRecorder(10), Interval: time.Minute, Grace: time.Minute}
+
+	if err := gc.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := &karpv1.NodeClaim{}
+	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(claim), got); err != nil || got.DeletionTimestamp != nil {
+		t.Fatalf("claim whose node the API server has but the cache does not show: want kept, got %v (deleting: %v)", err, got.DeletionTimestamp)
+	}
+
+	if err := cluster.Client.Delete(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	if err := gc.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = cluster.Client.Get(ctx, client.ObjectKeyFromObject(claim), got)
+	if !apierrors.IsNotFound(err) && (err != nil || got.DeletionTimestamp == nil) {
+		t.Fatalf("claim whose node is gone: want deleted, got %v", err)
+	}
+}
+
 func TestLearnedCapacityPersists(t *testing.T) {
 	const pool = "learn"
 	setup(t, pool, nil)

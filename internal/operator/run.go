@@ -117,7 +117,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	provider, err := newKWOKProvider(mgr.GetClient(), opts.KWOK)
+	provider, err := newKWOKProvider(mgr.GetClient(), mgr.GetAPIReader(), opts.KWOK)
 	if err != nil {
 		return err
 	}
@@ -168,8 +168,8 @@ func Run(ctx context.Context, opts Options) error {
 	return mgr.Start(ctx)
 }
 
-func newKWOKProvider(c client.Client, o KWOKOptions) (*kwok.Provider, error) {
-	po := kwok.ProviderOptions{DefaultFaults: o.Faults}
+func newKWOKProvider(c client.Client, live client.Reader, o KWOKOptions) (*kwok.Provider, error) {
+	po := kwok.ProviderOptions{DefaultFaults: o.Faults, LiveReader: live}
 	if o.CatalogFile != "" {
 		f, err := os.Open(o.CatalogFile)
 		if err != nil {

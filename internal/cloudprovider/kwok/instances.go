@@ -29,8 +29,12 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*karpv1.NodeClai
 	if err != nil {
 		return nil, err
 	}
+	reader := client.Reader(p.client)
+	if p.opts.LiveReader != nil {
+		reader = p.opts.LiveReader
+	}
 	node := &corev1.Node{}
-	err = p.client.Get(ctx, client.ObjectKey{Name: name}, node)
+	err = reader.Get(ctx, client.ObjectKey{Name: name}, node)
 	switch {
 	case err == nil && isInstance(node) && node.Spec.ProviderID == providerID:
 		return instanceFromNode(node), nil

@@ -94,6 +94,12 @@ type ProviderOptions struct {
 	Clock clock.WithTicker
 	// AgentInterval is the agent's period; zero is DefaultAgentInterval.
 	AgentInterval time.Duration
+	// LiveReader, when set, serves Get's read of the Node straight from the
+	// API server. The client given to New is normally the informer cache,
+	// which lags behind on a busy API server; Get's NotFound deletes the
+	// NodeClaim (garbage collection), so it must not come from a cache that
+	// has not yet seen the Node, or has fallen behind a broken watch.
+	LiveReader client.Reader
 	// RegistrationGrace is how long past its registration delay a pending
 	// instance still exists without a Node, to cover a controller that was
 	// down when the delay ended. Past it the instance counts as lost (Get
