@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -394,27 +395,59 @@ func TestGarbageCollection(t *testing.T) {
 	})
 }
 
-// staleCache hides one NodeClaim from List, as an informer cache that has
-// not yet seen a new claim would.
+// staleCache hides one NodeClaim and one Node, as an informer cache that
+// has not yet seen them, or has fallen behind a broken watch, would.
 type staleCache struct {
 	client.Client
-	hide string
+	claim, node string
+}
+
+func (c staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Node); ok && key.Name == c.node {
+		return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
 }
 
 func (c staleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	if err := c.Client.List(ctx, list, opts...); err != nil {
 		return err
 	}
-	if l, ok := list.(*karpv1.NodeClaimList); ok {
-		kept := l.Items[:0]
-		for _, nc := range l.Items {
-			if nc.Name != c.hide {
-				kept = append(kept, nc)
-			}
-		}
-		l.Items = kept
+	switch l := list.(type) {
+	case *karpv1.NodeClaimList:
+		l.Items = slices.DeleteFunc(l.Items, func(nc karpv1.NodeClaim) bool { return nc.Name == c.claim })
+	case *corev1.NodeList:
+		l.Items = slices.DeleteFunc(l.Items, func(n corev1.Node) bool { return n.Name == c.node })
 	}
 	return nil
+}
+
+// gcClaim and gcInstance are a NodeClaim of pool and its kwok instance,
+// made by hand for the collector to judge.
+func gcClaim(t *testing.T, pool string) *karpv1.NodeClaim {
+	t.Helper()
+	claim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: pool + "-claim", Labels: map[string]string{karpv1.NodePoolLabelKey: pool}},
+		Spec: karpv1.NodeClaimSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: pool},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
+				Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}}},
+		}}
+	if err := cluster.Client.Create(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
+	return claim
+}
+
+func gcInstance(t *testing.T, pool string, claim *karpv1.NodeClaim) *corev1.Node {
+	t.Helper()
+	instance := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: claim.Name,
+		Annotations: map[string]string{kwok.NodeClaimAnnotation: claim.Name},
+		Labels:      map[string]string{karpv1.NodePoolLabelKey: pool}},
+		Spec: corev1.NodeSpec{ProviderID: kwok.ProviderIDPrefix + claim.Name}}
+	if err := cluster.Client.Create(context.Background(), instance); err != nil {
+		t.Fatal(err)
+	}
+	return instance
 }
 
 // TestGarbageCollectionConfirmsLive shows that an instance whose NodeClaim the
@@ -424,27 +457,13 @@ func TestGarbageCollectionConfirmsLive(t *testing.T) {
 	const pool = "gc-live"
 	setup(t, pool, nil)
 	ctx := context.Background()
-	claim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gc-live-claim", Labels: map[string]string{karpv1.NodePoolLabelKey: pool}},
-		Spec: karpv1.NodeClaimSpec{
-			NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: pool},
-			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
-				Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}}},
-		}}
-	if err := cluster.Client.Create(ctx, claim); err != nil {
-		t.Fatal(err)
-	}
-	instance := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: claim.Name,
-		Annotations: map[string]string{kwok.NodeClaimAnnotation: claim.Name},
-		Labels:      map[string]string{karpv1.NodePoolLabelKey: pool}},
-		Spec: corev1.NodeSpec{ProviderID: kwok.ProviderIDPrefix + claim.Name}}
-	if err := cluster.Client.Create(ctx, instance); err != nil {
-		t.Fatal(err)
-	}
+	claim := gcClaim(t, pool)
+	instance := gcInstance(t, pool, claim)
 	provider, err := kwok.New(cluster.Client, kwok.ProviderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gc := &nodeclaim.GarbageCollector{Client: staleCache{Client: cluster.Client, hide: claim.Name}, APIReader: cluster.Client,
+	gc := &nodeclaim.GarbageCollector{Client: staleCache{Client: cluster.Client, claim: claim.Name}, APIReader: cluster.Client,
 		Cloud: provider, Recorder: record.NewFakeRecorder(10), Interval: time.Minute, Grace: time.Minute}
 
 	if err := gc.Collect(ctx); err != nil {
@@ -466,36 +485,6 @@ func TestGarbageCollectionConfirmsLive(t *testing.T) {
 	}
 }
 
-// hiddenNode hides one Node from Get and List, as an informer cache that has
-// not yet seen it, or has fallen behind a broken watch, would.
-type hiddenNode struct {
-	client.Client
-	hide string
-}
-
-func (c hiddenNode) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*corev1.Node); ok && key.Name == c.hide {
-		return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
-	}
-	return c.Client.Get(ctx, key, obj, opts...)
-}
-
-func (c hiddenNode) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := c.Client.List(ctx, list, opts...); err != nil {
-		return err
-	}
-	if l, ok := list.(*corev1.NodeList); ok {
-		kept := l.Items[:0]
-		for _, n := range l.Items {
-			if n.Name != c.hide {
-				kept = append(kept, n)
-			}
-		}
-		l.Items = kept
-	}
-	return nil
-}
-
 // TestGarbageCollectionKeepsAClaimWhoseNodeTheCacheLacks: a launched claim
 // whose node the provider's cache does not show is kept while the API server
 // has the node (an API server too busy to keep its watches current must not
@@ -504,29 +493,15 @@ func TestGarbageCollectionKeepsAClaimWhoseNodeTheCacheLacks(t *testing.T) {
 	const pool = "gc-node-live"
 	setup(t, pool, nil)
 	ctx := context.Background()
-	claim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gc-node-live-claim", Labels: map[string]string{karpv1.NodePoolLabelKey: pool}},
-		Spec: karpv1.NodeClaimSpec{
-			NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: pool},
-			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
-				Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}}},
-		}}
-	if err := cluster.Client.Create(ctx, claim); err != nil {
-		t.Fatal(err)
-	}
+	claim := gcClaim(t, pool)
 	claim.Status.ProviderID = kwok.ProviderIDPrefix + claim.Name
 	claim.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched",
 		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
 	if err := cluster.Client.Status().Update(ctx, claim); err != nil {
 		t.Fatal(err)
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: claim.Name,
-		Annotations: map[string]string{kwok.NodeClaimAnnotation: claim.Name},
-		Labels:      map[string]string{karpv1.NodePoolLabelKey: pool}},
-		Spec: corev1.NodeSpec{ProviderID: claim.Status.ProviderID}}
-	if err := cluster.Client.Create(ctx, node); err != nil {
-		t.Fatal(err)
-	}
-	stale := hiddenNode{Client: cluster.Client, hide: node.Name}
+	node := gcInstance(t, pool, claim)
+	stale := staleCache{Client: cluster.Client, node: node.Name}
 	provider, err := kwok.New(stale, kwok.ProviderOptions{LiveReader: cluster.Client})
 	if err != nil {
 		t.Fatal(err)
