@@ -86,6 +86,9 @@ func TestNodeReadyAtRegistrationTakesTwoWrites(t *testing.T) {
 
 	writes := &writeCounter{count: map[string]int{}}
 	stop := startController(t, func(o *Options) {
+		// The disruption loop writes its own condition on the claim; it
+		// first runs an interval after the start.
+		o.Disruption.Interval = time.Hour
 		cfg := rest.CopyConfig(o.Config)
 		cfg.WrapTransport = writes.wrap
 		o.Config = cfg
