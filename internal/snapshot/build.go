@@ -84,7 +84,7 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 			if opts.ReleaseDisplaced && node != nil && !entry.InFlight {
 				// Pods the bound ones leave no room for are planned again now,
 				// not when the grace ends.
-				held, _ = roomFor(entry.Allocatable, boundTo[entry.Name], held)
+				held, _ = RoomFor(entry.Allocatable, boundTo[entry.Name], held)
 			}
 			for _, p := range held {
 				nominated[p.UID] = true

@@ -40,7 +40,7 @@ type Options struct {
 	MoveDraining bool
 	// ReleaseDisplaced plans again, before the grace ends, the nominated pods
 	// an initialized node has no room left for after the pods bound to it
-	// (see roomFor).
+	// (see RoomFor).
 	ReleaseDisplaced bool
 }
 

@@ -9,25 +9,23 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
-// roomFor keeps the nominated pods an initialized node still has room for,
+// RoomFor keeps the nominated pods an initialized node still has room for,
 // after the pods bound to it, and returns them with the rest. kube-scheduler
 // does not follow the plan: under a burst it binds whichever pods come first
 // to whichever nodes are ready. Once the pods bound to a node leave too little
 // room for the pods still nominated to it, the surplus can never be bound
 // there, and holding their nominations until the grace runs out only delays
 // the room they need elsewhere by that long. Larger pods keep their room
-// first: smaller ones are likelier to fit where others left gaps.
-func roomFor(allocatable corev1.ResourceList, bound, nominated []*corev1.Pod) (keep, release []*corev1.Pod) {
+// first: smaller ones are likelier to fit where others left gaps. Build
+// plans the released pods again (Options.ReleaseDisplaced), and the
+// lifecycle controller writes status.nominatedNodeName only for the kept.
+func RoomFor(allocatable corev1.ResourceList, bound, nominated []*corev1.Pod) (keep, release []*corev1.Pod) {
 	if len(nominated) == 0 || len(allocatable) == 0 {
 		return nominated, nil
 	}
 	free := allocatable.DeepCopy()
 	for _, p := range bound {
-		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
-			f := free[name]
-			f.Sub(q)
-			free[name] = f
-		}
+		take(free, resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
 	}
 	takePods(free, len(bound))
 
@@ -47,25 +45,11 @@ func roomFor(allocatable corev1.ResourceList, bound, nominated []*corev1.Pod) (k
 			release = append(release, s.pod)
 			continue
 		}
-		for name, q := range s.req {
-			f := free[name]
-			f.Sub(q)
-			free[name] = f
-		}
+		take(free, s.req)
 		takePods(free, 1)
 		keep = append(keep, s.pod)
 	}
 	return keep, release
-}
-
-// StillRoomFor is roomFor for callers outside the snapshot: of the pods
-// nominated to an initialized node, those the pods bound to it leave room
-// for. The lifecycle controller writes status.nominatedNodeName only for
-// these when Options.ReleaseDisplaced is on, so that a pod planned again
-// elsewhere is not pointed back at the node it was released from.
-func StillRoomFor(allocatable corev1.ResourceList, bound, nominated []*corev1.Pod) []*corev1.Pod {
-	keep, _ := roomFor(allocatable, bound, nominated)
-	return keep
 }
 
 // fitsIn reports whether free holds every positive request and one more pod.
@@ -83,6 +67,15 @@ func fitsIn(req, free corev1.ResourceList) bool {
 		return false
 	}
 	return true
+}
+
+// take subtracts a pod's requests from free.
+func take(free, req corev1.ResourceList) {
+	for name, q := range req {
+		f := free[name]
+		f.Sub(q)
+		free[name] = f
+	}
 }
 
 // takePods counts n more pods against the node's pod limit, if it has one.

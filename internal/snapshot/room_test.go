@@ -48,7 +48,7 @@ func TestRoomFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			keep, release := roomFor(tt.allocatable, tt.bound, tt.nominated)
+			keep, release := RoomFor(tt.allocatable, tt.bound, tt.nominated)
 			if got := names(keep); !slices.Equal(got, tt.keep) {
 				t.Errorf("kept %v, want %v", got, tt.keep)
 			}

@@ -89,10 +89,7 @@ func notInitialized(nc *karpv1.NodeClaim, node *corev1.Node) []string {
 			out = append(out, "taint "+t.Key+":"+string(t.Effect)+" still present")
 		}
 	}
-	for name, q := range nc.Spec.Resources.Requests {
-		if isWellKnown(name) || q.IsZero() {
-			continue
-		}
+	for _, name := range extendedRequests(nc) {
 		if have, ok := node.Status.Allocatable[name]; !ok || have.IsZero() {
 			out = append(out, "extended resource "+string(name)+" not yet registered")
 		}
@@ -100,15 +97,17 @@ func notInitialized(nc *karpv1.NodeClaim, node *corev1.Node) []string {
 	return out
 }
 
-// requestsExtended reports whether the claim requests a resource other than
-// cpu, memory, pods and ephemeral storage.
-func requestsExtended(nc *karpv1.NodeClaim) bool {
+// extendedRequests are the resources other than cpu, memory, pods and
+// ephemeral storage that the claim requests: its node must list them before
+// it counts as initialized.
+func extendedRequests(nc *karpv1.NodeClaim) []corev1.ResourceName {
+	var out []corev1.ResourceName
 	for name, q := range nc.Spec.Resources.Requests {
 		if !isWellKnown(name) && !q.IsZero() {
-			return true
+			out = append(out, name)
 		}
 	}
-	return false
+	return out
 }
 
 func isWellKnown(name corev1.ResourceName) bool {

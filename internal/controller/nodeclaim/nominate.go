@@ -126,7 +126,7 @@ func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, node *c
 			log.FromContext(ctx).Error(err, "listing the pods bound to a node", "node", node.Name)
 			return
 		}
-		waiting = snapshot.StillRoomFor(node.Status.Allocatable, bound, waiting)
+		waiting, _ = snapshot.RoomFor(node.Status.Allocatable, bound, waiting)
 	}
 	var todo []*corev1.Pod
 	for _, pod := range waiting {
@@ -137,11 +137,10 @@ func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, node *c
 	if len(todo) == 0 {
 		return
 	}
-	nodeName := node.Name
-	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"nominatedNodeName":%q}}`, nodeName))
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"nominatedNodeName":%q}}`, node.Name))
 	parallel.Do(len(todo), nominateWorkers, func(i int) {
 		if err := c.Client.Status().Patch(ctx, todo[i], patch); err != nil && !apierrors.IsNotFound(err) {
-			log.FromContext(ctx).Error(err, "writing nominatedNodeName", "pod", client.ObjectKeyFromObject(todo[i]), "node", nodeName)
+			log.FromContext(ctx).Error(err, "writing nominatedNodeName", "pod", client.ObjectKeyFromObject(todo[i]), "node", node.Name)
 		}
 	})
 }

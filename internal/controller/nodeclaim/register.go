@@ -97,7 +97,7 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 	// one that must still have an extended resource is checked whole.
 	check := checkTaints
 	switch {
-	case usable && requestsExtended(nc):
+	case usable && len(extendedRequests(nc)) > 0:
 		check = checkAll
 	case usable:
 		check = checkReady
