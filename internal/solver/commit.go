@@ -107,8 +107,8 @@ func (s *state) commitBin(g *group, t *target, ch *choice) {
 		}
 	}
 	t.reserved = *cur
-	a := &t.types[0].alloc
-	s.slack[t.claim] = [2]int64{a[0] - t.used[0], a[1] - t.used[1]}
+	t.refreshAim()
+	s.setSlack(t)
 }
 
 // filterTypes keeps the bin's types that the group allows, that hold what

@@ -415,6 +415,7 @@ func (s *state) binEligible(tg *topoGroup, t *target) bool {
 	if len(types) != len(t.types) {
 		t.types, t.prices = types, prices
 		t.setAvail()
+		t.refreshAim()
 	}
 	if t.eligible == nil {
 		t.eligible = map[*topoGroup]bool{}

@@ -33,6 +33,8 @@ type choice struct {
 	marginal float64
 	// podReqs: the pod's own requirements narrow the bin.
 	podReqs bool
+	// typ is the bin's type that marginal prices.
+	typ *itype
 }
 
 func (c *choice) value(key string) (string, bool) {
@@ -166,11 +168,13 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 		}
 	}
 	g.zeroCursor = len(s.bins)
-	// Otherwise grow the planned NodeClaim whose price rises least, among the
-	// first few that can hold it, unless a new NodeClaim for the pod alone is
-	// cheaper than the growth.
-	grow, growCost := -1, math.Inf(1)
-	var growCh choice
+	// Otherwise grow the planned NodeClaim whose price rises least per pod
+	// of the group it makes room for, among the first few that can hold the
+	// pod, unless a new NodeClaim costs no more per pod (see aim.go). At the
+	// same price a new node keeps groups apart: growing would put this
+	// group's pods beside others' (a 3-hour job beside 20-minute ones, say),
+	// and one lingering group then holds the larger node.
+	grow := option{bin: -1, perPod: math.Inf(1)}
 	tried := 0
 	for i := g.binCursor; i < len(s.bins) && tried < growCandidates; i++ {
 		t := s.bins[i]
@@ -188,20 +192,22 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 			continue
 		}
 		tried++
-		if ch.marginal < growCost {
-			grow, growCost, growCh = i, ch.marginal, ch
+		if per := ch.marginal / float64(s.roomFor(g, t, &ch.typ.alloc)); per < grow.perPod {
+			grow = option{bin: i, ch: ch, perPod: per}
 		}
 	}
-	nb, newCost := s.newBin(g)
-	if nb != nil && (grow < 0 || newCost < growCost) {
-		s.bins = append(s.bins, nb.t)
-		s.slack = append(s.slack, [2]int64{})
-		s.commit(g, p, nb.t, &nb.ch)
-		return true
+	if nb := s.newBin(g); nb != nil {
+		if aim, per := s.chooseAim(g, nb.t, &nb.ch); aim >= 0 && (grow.bin < 0 || per <= grow.perPod*(1+samePrice)) {
+			nb.t.aim = nb.t.types[aim]
+			s.bins = append(s.bins, nb.t)
+			s.slack = append(s.slack, [2]int64{})
+			s.commit(g, p, nb.t, &nb.ch)
+			return true
+		}
 	}
-	if grow >= 0 {
-		g.dirty = append(g.dirty, grow)
-		s.commit(g, p, s.bins[grow], &growCh)
+	if grow.bin >= 0 {
+		g.dirty = append(g.dirty, grow.bin)
+		s.commit(g, p, s.bins[grow.bin], &grow.ch)
 		return true
 	}
 	return false
@@ -216,7 +222,7 @@ func (s *state) tryZero(g *group, p *corev1.Pod, i int, ch *choice) bool {
 		}
 		return false
 	}
-	if !fitsSum(&t.used, &g.req, &t.types[0].alloc) {
+	if !t.zeroRoom(g) {
 		return false
 	}
 	ch.n = 0
@@ -295,12 +301,17 @@ func (s *state) fitBin(g *group, t *target, ch *choice) *refusal {
 	need := t.used
 	need.add(&g.req)
 	ch.podReqs = len(g.reqs) > 0 && !subsumes(t.reqs, g.reqs)
-	i, price := s.cheapestFit(g, t, &need, ch)
+	pr := s.pricerFor(g, t, ch)
+	i, price := s.cheapestFit(g, t, &need, ch, &pr)
 	if i < 0 {
 		return &refusal{"no instance type left can hold it", false}
 	}
 	if !s.minValuesOK(g, t, &need, ch) {
 		return refMinValues
+	}
+	ch.typ = t.types[i]
+	if ap, ok := s.aimHolds(g, t, &need, ch, &pr); ok && ap >= price {
+		price, ch.typ = ap, t.aim
 	}
 	ch.marginal = price - t.price()
 	return nil
@@ -365,15 +376,8 @@ func undefinedLabel(p *pool, g *group) string {
 
 // cheapestFit finds the cheapest type of the bin that holds need under the
 // choice's narrowing; it returns its index in t.types and its price.
-func (s *state) cheapestFit(g *group, t *target, need *vec, ch *choice) (int, float64) {
+func (s *state) cheapestFit(g *group, t *target, need *vec, ch *choice, pr *pricer) (int, float64) {
 	ok := s.typeOK(g, t.pool)
-	zone, narrowZone := ch.narrowed(corev1.LabelTopologyZone)
-	narrowOther := ch.narrowsOther()
-	var merged scheduling.Requirements
-	if ch.podReqs {
-		// The pod narrows the bin itself: price under what commit will apply.
-		merged = s.narrowedReqs(t.reqs.Intersect(g.reqs), ch)
-	}
 	for i, it := range t.types {
 		if !ok[it.idx] {
 			continue
@@ -384,26 +388,48 @@ func (s *state) cheapestFit(g *group, t *target, need *vec, ch *choice) (int, fl
 		if !s.withinLimits(t, it) {
 			continue
 		}
-		price := t.prices[i]
-		if merged != nil {
-			if it.it.Requirements.Compatible(merged) != nil {
-				continue
-			}
-			o, found := it.it.Offerings.Cheapest(merged)
-			if !found {
-				continue
-			}
-			price = o.Price
-		} else if narrowZone || narrowOther {
-			var found bool
-			price, found = s.narrowedPrice(t, it, ch, zone, narrowZone)
-			if !found {
-				continue
-			}
+		if price, found := s.priceOf(t, i, ch, pr); found {
+			return i, price
 		}
-		return i, price
 	}
 	return -1, 0
+}
+
+// pricer holds what pricing a bin's types under a choice needs, worked out
+// once per choice.
+type pricer struct {
+	merged      scheduling.Requirements
+	zone        string
+	narrowZone  bool
+	narrowOther bool
+}
+
+func (s *state) pricerFor(g *group, t *target, ch *choice) pricer {
+	var pr pricer
+	pr.zone, pr.narrowZone = ch.narrowed(corev1.LabelTopologyZone)
+	pr.narrowOther = ch.narrowsOther()
+	if ch.podReqs {
+		// The pod narrows the bin itself: price under what commit will apply.
+		pr.merged = s.narrowedReqs(t.reqs.Intersect(g.reqs), ch)
+	}
+	return pr
+}
+
+// priceOf prices the bin's type i under the choice; false when the narrowed
+// bin could not launch it.
+func (s *state) priceOf(t *target, i int, ch *choice, pr *pricer) (float64, bool) {
+	it := t.types[i]
+	switch {
+	case pr.merged != nil:
+		if it.it.Requirements.Compatible(pr.merged) != nil {
+			return 0, false
+		}
+		o, found := it.it.Offerings.Cheapest(pr.merged)
+		return o.Price, found
+	case pr.narrowZone || pr.narrowOther:
+		return s.narrowedPrice(t, it, ch, pr.zone, pr.narrowZone)
+	}
+	return t.prices[i], true
 }
 
 func (c *choice) narrowed(key string) (string, bool) {
@@ -579,8 +605,8 @@ type newBinOption struct {
 }
 
 // newBin plans a new NodeClaim for one pod of g in the first NodePool (by
-// weight, then name) that can launch one, and returns its price.
-func (s *state) newBin(g *group) (*newBinOption, float64) {
+// weight, then name) that can launch one.
+func (s *state) newBin(g *group) *newBinOption {
 	for _, p := range s.pools {
 		if s.typeOK(g, p) == nil || (p.nodesLimited && p.remainingNodes <= 0) {
 			continue
@@ -602,18 +628,18 @@ func (s *state) newBin(g *group) (*newBinOption, float64) {
 			continue
 		}
 		t.avail = tmpl.avail
-		if opt, price := s.newBinIn(g, t); opt != nil {
-			return opt, price
+		if opt := s.newBinIn(g, t); opt != nil {
+			return opt
 		}
 	}
-	return nil, 0
+	return nil
 }
 
 // newBinIn checks a candidate bin for the pod. The node's DaemonSet pods are
 // there before the pod, so they count while checking (and for real once the
 // bin is committed); for that, any key of a topology group that selects them
 // is first pinned to one value, trying each in turn.
-func (s *state) newBinIn(g *group, t *target) (*newBinOption, float64) {
+func (s *state) newBinIn(g *group, t *target) *newBinOption {
 	key := s.daemonKeyToPin(t)
 	if key == "" {
 		return s.newBinTry(g, t)
@@ -624,36 +650,36 @@ func (s *state) newBinIn(g *group, t *target) (*newBinOption, float64) {
 		t.reqs = base.Copy()
 		t.reqs[key] = scheduling.NewRequirement(key, corev1.NodeSelectorOpIn, v)
 		t.domains = nil
-		if opt, price := s.newBinIn(g, t); opt != nil {
+		if opt := s.newBinIn(g, t); opt != nil {
 			s.filterTypes(g, t)
 			if len(t.types) > 0 {
-				return opt, price
+				return opt
 			}
 		}
 	}
 	t.reqs, t.domains = base, nil
-	return nil, 0
+	return nil
 }
 
-func (s *state) newBinTry(g *group, t *target) (*newBinOption, float64) {
+func (s *state) newBinTry(g *group, t *target) *newBinOption {
 	if s.daemonsRepelled(t) {
-		return nil, 0
+		return nil
 	}
 	var ch choice
 	s.recordDaemons(t, 1)
 	r := s.chooseDomains(g, t, t.reqs, &ch)
 	s.recordDaemons(t, -1)
 	if r != nil {
-		return nil, 0
+		return nil
 	}
 	need := t.used
 	need.add(&g.req)
 	ch.podReqs = len(g.reqs) > 0 && !subsumes(t.reqs, g.reqs)
-	i, price := s.cheapestFit(g, t, &need, &ch)
-	if i < 0 || !s.minValuesOK(g, t, &need, &ch) {
-		return nil, 0
+	pr := s.pricerFor(g, t, &ch)
+	if i, _ := s.cheapestFit(g, t, &need, &ch, &pr); i < 0 || !s.minValuesOK(g, t, &need, &ch) {
+		return nil
 	}
-	return &newBinOption{t: t, ch: ch}, price
+	return &newBinOption{t: t, ch: ch}
 }
 
 // daemonsRepelled reports whether a pod already placed has required

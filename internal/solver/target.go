@@ -74,12 +74,22 @@ type target struct {
 	// reserved is the capacity counted against the pool's limits: that of
 	// the bin's cheapest type.
 	reserved vec
+	// aim is the type a bin was opened for (see chooseAim): until its pods
+	// outgrow it, the plan counts the bin at aimPrice, so filling it up to
+	// the aim costs nothing more. Nil when the bin has none.
+	aim      *itype
+	aimIdx   int // the aim's index in types
+	aimPrice float64
 }
 
-// price is the bin's current hourly price.
+// price is the bin's current hourly price as the solve counts it: its
+// cheapest type that holds its pods, or its aim when that costs more.
 func (t *target) price() float64 {
 	if len(t.prices) == 0 {
 		return 0
+	}
+	if t.aim != nil && t.aimPrice > t.prices[0] {
+		return t.aimPrice
 	}
 	return t.prices[0]
 }
