@@ -11,16 +11,16 @@ import (
 // Placing pods one at a time and paying for each as little as possible opens
 // a small node whenever the next step up costs more than a new small node,
 // even when the pods still waiting would fill a large node at a lower price
-// per pod: 40,000 pods of the scale benchmark went onto 10,007 mostly 2- and
-// 4-vCPU nodes at $332.88/h, where 440 nodes of 32 vCPUs or more cost
-// $348.11/h only because those were grown one pod at a time too. So a new
-// bin is opened for the type with the lowest price per pod of its group it
-// can hold (counting at most the group's pods still to place), and the bin
-// counts at that type's price until its pods outgrow it: pods of any group
-// then fill it for nothing more. Growing a bin is weighed the same way, by
-// its price rise per pod the larger type makes room for. A bin opened large
-// and left part empty costs nothing extra: finish() lists only the types
-// that hold the bin's pods, cheapest first, and that is what launches.
+// per pod (a node's reserved resources weigh less on a large one): the
+// scale benchmark's 40,000 pods went onto 10,007 mostly 2- and 4-vCPU nodes
+// at $332.88/h. So a new bin is opened for the type with the lowest price
+// per pod of its group it can hold (counting at most the group's pods still
+// to place), and the bin counts at that type's price until its pods outgrow
+// it: pods of any group then fill it for nothing more. The same pods now go
+// onto 802 nodes at $310.83/h. Growing a bin is weighed the same way, by its
+// price rise per pod the larger type makes room for. A bin opened large and
+// left part empty costs nothing extra: finish() lists only the types that
+// hold the bin's pods, cheapest first, and that is what launches.
 
 // option is a way to place a pod that costs something: growing a planned
 // NodeClaim or starting a new one. perPod is its price rise divided by the
@@ -101,16 +101,19 @@ func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64) {
 	return best, bestPer
 }
 
-// aimHolds prices the bin's aim with need in it under the choice, or false
-// when the bin has no aim or need outgrows it.
-func (s *state) aimHolds(g *group, t *target, need *vec, ch *choice, pr *pricer) (float64, bool) {
-	if t.aim == nil || !s.typeOK(g, t.pool)[t.aim.idx] {
-		return 0, false
+// aimUnder prices the bin's aim under the choice: kept reports that the
+// choice leaves the aim among the bin's types (the pod's requirements may
+// rule it out), held that need still fits it.
+func (s *state) aimUnder(g *group, t *target, need *vec, ch *choice, pr *pricer) (price float64, held, kept bool) {
+	if !s.typeOK(g, t.pool)[t.aim.idx] {
+		return 0, false, false
 	}
-	if f, _ := fits(need, &t.aim.alloc); !f || !s.withinLimits(t, t.aim) {
-		return 0, false
+	price, kept = s.priceOf(t, t.aimIdx, ch, pr)
+	if !kept {
+		return 0, false, false
 	}
-	return s.priceOf(t, t.aimIdx, ch, pr)
+	f, _ := fits(need, &t.aim.alloc)
+	return price, f && s.withinLimits(t, t.aim), true
 }
 
 // refreshAim finds the aim again after the bin's types changed, and drops it

@@ -310,10 +310,18 @@ func (s *state) fitBin(g *group, t *target, ch *choice) *refusal {
 		return refMinValues
 	}
 	ch.typ = t.types[i]
-	if ap, ok := s.aimHolds(g, t, &need, ch, &pr); ok && ap >= price {
-		price, ch.typ = ap, t.aim
+	cur := t.price()
+	if t.aim != nil {
+		ap, held, kept := s.aimUnder(g, t, &need, ch, &pr)
+		switch {
+		case !kept:
+			// The pod rules the aim out: the bin is worth its real price.
+			cur = t.prices[0]
+		case held && ap >= price:
+			price, ch.typ = ap, t.aim
+		}
 	}
-	ch.marginal = price - t.price()
+	ch.marginal = price - cur
 	return nil
 }
 

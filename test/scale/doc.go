@@ -33,9 +33,9 @@
 //	make bench-scale-large   (instance types of 32 vCPUs or more)
 //	go test -run '^$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
 //
-// Progress lines go to stderr as it runs; a run of 40,000 pods takes 20 to 60
-// minutes on two cores with every instance size (about 9,500 nodes), about 10
-// with sizes of 32 vCPUs or more (about 450), most of it kube-apiserver,
+// Progress lines go to stderr as it runs; a run of 40,000 pods takes about 10
+// minutes on two cores, with every instance size (about 1,000 nodes) or with
+// sizes of 32 vCPUs or more (about 450), most of it kube-apiserver,
 // kube-scheduler and kwok.
 //
 // Knobs, all environment variables:
@@ -47,11 +47,8 @@
 //	NODEWRIGHT_SCALE_SETTLE           quiet window proving no more NodeClaims come
 //	                                  (default 15s)
 //	NODEWRIGHT_SCALE_MIN_NODE_CPU     allow only instance types of at least this many
-//	                                  vCPUs (default 0: all sizes; the cost-optimal
-//	                                  plan then uses mostly 2-vCPU nodes, and the
-//	                                  thousands of simulated nodes load a small
-//	                                  machine's API server more than the pods do;
-//	                                  `make bench-scale-large` sets 32)
+//	                                  vCPUs (default 0: all sizes, and the solver
+//	                                  chooses; `make bench-scale-large` sets 32)
 //	NODEWRIGHT_SCALE_HEARTBEAT_FACTOR stretch kwok's node leases, status updates and
 //	                                  the node lifecycle grace period (default 5, kwokctl's
 //	                                  own default for large simulations; 1 is a kubelet's
