@@ -101,6 +101,17 @@ func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64) {
 	return best, bestPer
 }
 
+// newBeatsGrowth reports whether a new bin at per a pod is to be preferred to
+// growing grow's bin: when cheaper per pod, or as cheap and the bin holds
+// pods of other groups.
+func (s *state) newBeatsGrowth(g *group, per float64, grow *option) bool {
+	if per < grow.perPod*(1-samePrice) {
+		return true
+	}
+	t := s.bins[grow.bin]
+	return per <= grow.perPod*(1+samePrice) && (t.mixed || t.owner != g)
+}
+
 // aimUnder prices the bin's aim under the choice: kept reports that the
 // choice leaves the aim among the bin's types (the pod's requirements may
 // rule it out), held that need still fits it.

@@ -14,12 +14,12 @@ import (
 	"github.com/nodewright/nodewright/internal/workload"
 )
 
-// linearTypes are 2-, 8- and 32-vCPU types with 2 GiB per vCPU, priced per
+// linearTypes are types of the given vCPUs with 2 GiB per vCPU, priced per
 // vCPU, each keeping reserved back from pods: with a fixed reserve per node,
 // larger nodes hold more pods per dollar, as real ones do.
-func linearTypes(reserved string) []*instancetype.InstanceType {
+func linearTypes(reserved string, cpus ...int64) []*instancetype.InstanceType {
 	var out []*instancetype.InstanceType
-	for _, cpu := range []int64{2, 8, 32} {
+	for _, cpu := range cpus {
 		name := fmt.Sprintf("linear-%d", cpu)
 		offerings := instancetype.Offerings{{Zone: workload.Zones[0], CapacityType: "on-demand", Price: 0.05 * float64(cpu), Available: true}}
 		it := &instancetype.InstanceType{
@@ -47,6 +47,7 @@ func TestNewNodeSizing(t *testing.T) {
 	cases := []struct {
 		name     string
 		reserved string
+		cpus     []int64 // the types' vCPUs; 2, 8 and 32 when empty
 		pods     []*corev1.Pod
 		// want is how many claims launch as each type, and the plan's price.
 		want     map[string]int
@@ -81,10 +82,29 @@ func TestNewNodeSizing(t *testing.T) {
 			pods: append(pods(4, "solo", "1", "1Gi", withLabels("app", "solo"), antiAffine), pods(36, "small", "500m", "512Mi")...),
 			want: map[string]int{"linear-2": 5, "linear-8": 2}, wantCost: 1.30,
 		},
+		{
+			// Three pods fill a 2-vCPU node; the fourth costs $0.10 either
+			// way, growing it to 4 vCPUs or starting another: the node
+			// holds only its own group's pods, so it grows.
+			name: "at the same price, a group's own node grows", reserved: "100m", cpus: []int64{2, 4},
+			pods: pods(4, "web", "500m", "512Mi"),
+			want: map[string]int{"linear-4": 1}, wantCost: 0.20,
+		},
+		{
+			// The same, but the fourth pod is of another group: a node of
+			// its own keeps the groups apart at the same price.
+			name: "at the same price, another group's node does not", reserved: "100m", cpus: []int64{2, 4},
+			pods: append(pods(3, "a", "500m", "512Mi", withLabels("app", "a")), pods(1, "b", "500m", "512Mi", withLabels("app", "b"))...),
+			want: map[string]int{"linear-2": 2}, wantCost: 0.20,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			types := linearTypes(tc.reserved)
+			cpus := tc.cpus
+			if len(cpus) == 0 {
+				cpus = []int64{2, 8, 32}
+			}
+			types := linearTypes(tc.reserved, cpus...)
 			in := &solver.Input{NodePools: []solver.NodePool{defaultPool(func(np *solver.NodePool) { np.InstanceTypes = types })}, Pods: tc.pods}
 			plan, err := solver.Solve(in)
 			if err != nil {

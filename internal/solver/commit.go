@@ -13,6 +13,11 @@ import (
 func (s *state) commit(g *group, p *corev1.Pod, t *target, ch *choice) {
 	if !t.existing {
 		first := len(t.pods) == 0
+		if first {
+			t.owner = g
+		} else if t.owner != g {
+			t.mixed = true
+		}
 		s.commitBin(g, t, ch)
 		if first {
 			s.recordDaemons(t, 1)

@@ -170,10 +170,11 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 	g.zeroCursor = len(s.bins)
 	// Otherwise grow the planned NodeClaim whose price rises least per pod
 	// of the group it makes room for, among the first few that can hold the
-	// pod, unless a new NodeClaim costs no more per pod (see aim.go). At the
-	// same price a new node keeps groups apart: growing would put this
-	// group's pods beside others' (a 3-hour job beside 20-minute ones, say),
-	// and one lingering group then holds the larger node.
+	// pod, unless a new NodeClaim costs less per pod (see aim.go). At the
+	// same price, growing a NodeClaim that holds only this group's pods
+	// makes fewer nodes, while a new one keeps groups apart: growing would
+	// put this group's pods beside others' (a 3-hour job beside 20-minute
+	// ones, say), and one lingering group would then hold the larger node.
 	grow := option{bin: -1, perPod: math.Inf(1)}
 	tried := 0
 	for i := g.binCursor; i < len(s.bins) && tried < growCandidates; i++ {
@@ -197,7 +198,7 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 		}
 	}
 	if nb := s.newBin(g); nb != nil {
-		if aim, per := s.chooseAim(g, nb.t, &nb.ch); aim >= 0 && (grow.bin < 0 || per <= grow.perPod*(1+samePrice)) {
+		if aim, per := s.chooseAim(g, nb.t, &nb.ch); aim >= 0 && (grow.bin < 0 || s.newBeatsGrowth(g, per, &grow)) {
 			nb.t.aim = nb.t.types[aim]
 			s.bins = append(s.bins, nb.t)
 			s.slack = append(s.slack, [2]int64{})

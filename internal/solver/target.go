@@ -80,6 +80,10 @@ type target struct {
 	aim      *itype
 	aimIdx   int // the aim's index in types
 	aimPrice float64
+	// owner is the group of a bin's first pod; mixed says pods of another
+	// group joined it.
+	owner *group
+	mixed bool
 }
 
 // price is the bin's current hourly price as the solve counts it: its
