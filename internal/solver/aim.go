@@ -81,7 +81,14 @@ func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64) {
 	need := t.used
 	need.add(&g.req)
 	best, bestPer, bestN := -1, math.Inf(1), int64(0)
+	k := float64(len(g.pods))
 	for i, it := range t.types {
+		// Types are cheapest first, and narrowing only raises a price: once
+		// a type could not beat the best even holding all k pods, no later
+		// one can.
+		if t.prices[i]/k > bestPer*(1+samePrice) {
+			break
+		}
 		if !ok[it.idx] {
 			continue
 		}
