@@ -22,11 +22,11 @@ import (
 // left part empty costs nothing extra: finish() lists only the types that
 // hold the bin's pods, cheapest first, and that is what launches.
 
-// option is a way to place a pod that costs something: growing a planned
-// NodeClaim or starting a new one. perPod is its price rise divided by the
-// pods of the group it makes room for, the figure options are compared by.
+// option is growing a planned NodeClaim for a pod. perPod is its price
+// rise divided by the pods of the group it makes room for, the figure a new
+// NodeClaim is compared by.
 type option struct {
-	bin    int // index into s.bins; -1 for a new NodeClaim
+	bin    int // index into s.bins; -1 when no NodeClaim can grow
 	ch     choice
 	perPod float64
 }
