@@ -116,7 +116,7 @@ func (s *state) newBeatsGrowth(g *group, per float64, grow *option) bool {
 		return true
 	}
 	t := s.bins[grow.bin]
-	return per <= grow.perPod*(1+samePrice) && (t.mixed || t.owner != g)
+	return per <= grow.perPod*(1+samePrice) && t.owner != g
 }
 
 // aimUnder prices the bin's aim under the choice: kept reports that the
@@ -145,12 +145,12 @@ func (t *target) refreshAim() {
 			continue
 		}
 		if f, _ := fits(&t.used, &it.alloc); f {
-			t.aimIdx, t.aimPrice = i, t.prices[i]
+			t.aimIdx = i
 			return
 		}
 		break
 	}
-	t.aim, t.aimIdx, t.aimPrice = nil, 0, 0
+	t.aim, t.aimIdx = nil, 0
 }
 
 // zeroRoom reports whether a pod of g might fit the bin at its current

@@ -16,7 +16,7 @@ func (s *state) commit(g *group, p *corev1.Pod, t *target, ch *choice) {
 		if first {
 			t.owner = g
 		} else if t.owner != g {
-			t.mixed = true
+			t.owner = nil
 		}
 		s.commitBin(g, t, ch)
 		if first {

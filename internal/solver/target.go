@@ -75,15 +75,13 @@ type target struct {
 	// the bin's cheapest type.
 	reserved vec
 	// aim is the type a bin was opened for (see chooseAim): until its pods
-	// outgrow it, the plan counts the bin at aimPrice, so filling it up to
-	// the aim costs nothing more. Nil when the bin has none.
-	aim      *itype
-	aimIdx   int // the aim's index in types
-	aimPrice float64
-	// owner is the group of a bin's first pod; mixed says pods of another
-	// group joined it.
+	// outgrow it, the plan counts the bin at the aim's price, so filling it
+	// up to the aim costs nothing more. Nil when the bin has none.
+	aim    *itype
+	aimIdx int // the aim's index in types
+	// owner is the group of every pod on a bin; nil once pods of two
+	// groups share it.
 	owner *group
-	mixed bool
 }
 
 // price is the bin's current hourly price as the solve counts it: its
@@ -92,8 +90,8 @@ func (t *target) price() float64 {
 	if len(t.prices) == 0 {
 		return 0
 	}
-	if t.aim != nil && t.aimPrice > t.prices[0] {
-		return t.aimPrice
+	if t.aim != nil {
+		return max(t.prices[t.aimIdx], t.prices[0])
 	}
 	return t.prices[0]
 }
