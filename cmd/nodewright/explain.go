@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/catalog"
 	"github.com/nodewright/nodewright/internal/explain"
 	"github.com/nodewright/nodewright/internal/operator"
 )
@@ -22,7 +21,7 @@ type explainFlags struct {
 	files      []string
 	kubeconfig string
 	context    string
-	catalog    string
+	catalogs   catalogFlags
 	namespace  string // of the learned-capacity ConfigMap
 	now        string
 	output     string
@@ -41,7 +40,7 @@ against manifests (-f). See docs/explain.md.`,
 	fl.StringArrayVarP(&f.files, "filename", "f", nil, "explain offline: manifest files or directories (repeatable) instead of a live cluster")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; empty means $KUBECONFIG or ~/.kube/config")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context; empty means the current one")
-	fl.StringVar(&f.catalog, "catalog", "", "JSON instance-type catalog of the kwok provider (docs/kwok.md); empty is the built-in one")
+	f.catalogs.register(fl)
 	fl.StringVar(&f.namespace, "controller-namespace", operator.DefaultOptions().Namespace, "live: namespace of the controller's learned-capacity ConfigMap")
 	fl.StringVar(&f.now, "now", "", "judge at this instant (RFC 3339), for reproducible offline answers; empty is now")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
@@ -86,27 +85,20 @@ func (f *explainFlags) input(ctx context.Context, stderr io.Writer) (explain.Inp
 		}
 		now = t
 	}
-	var catalog *kwok.Catalog
-	if f.catalog != "" {
-		file, err := os.Open(f.catalog)
-		if err != nil {
-			return explain.Input{}, now, fmt.Errorf("--catalog: %w", err)
-		}
-		defer file.Close()
-		if catalog, err = kwok.ReadCatalog(file); err != nil {
-			return explain.Input{}, now, fmt.Errorf("--catalog %s: %w", f.catalog, err)
-		}
+	kwokCat, awsCat, err := f.catalogs.load()
+	if err != nil {
+		return explain.Input{}, now, err
 	}
 	if len(f.files) > 0 {
-		in, err := offlineInput(ctx, f.files, catalog, stderr)
+		in, err := offlineInput(ctx, f.files, kwokCat, awsCat, stderr)
 		return in, now, err
 	}
-	in, err := f.liveInput(ctx, catalog)
+	in, err := f.liveInput(ctx, kwokCat)
 	return in, now, err
 }
 
-func offlineInput(ctx context.Context, files []string, catalog *kwok.Catalog, stderr io.Writer) (explain.Input, error) {
-	in, problems, err := explain.Offline(ctx, files, catalog)
+func offlineInput(ctx context.Context, files []string, kwokCat, awsCat *catalog.Catalog, stderr io.Writer) (explain.Input, error) {
+	in, problems, err := explain.Offline(ctx, files, kwokCat, awsCat)
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "warning:", p.String())
 	}
@@ -114,7 +106,7 @@ func offlineInput(ctx context.Context, files []string, catalog *kwok.Catalog, st
 }
 
 // liveInput connects with the kubeconfig and reads the cluster.
-func (f *explainFlags) liveInput(ctx context.Context, catalog *kwok.Catalog) (explain.Input, error) {
+func (f *explainFlags) liveInput(ctx context.Context, catalog *catalog.Catalog) (explain.Input, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = f.kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()

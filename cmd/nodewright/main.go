@@ -21,7 +21,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(controllerCommand(), devCommand(), explainCommand(), simulateCommand())
+	root.AddCommand(catalogCommand(), controllerCommand(), devCommand(), explainCommand(), simulateCommand())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "nodewright:", err)
 		os.Exit(1)

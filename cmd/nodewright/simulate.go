@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/manifests"
 	"github.com/nodewright/nodewright/internal/report"
 	"github.com/nodewright/nodewright/internal/simulate"
@@ -20,14 +19,14 @@ func simulateCommand() *cobra.Command {
 	var (
 		files      []string
 		timeline   string
-		catalog    string
+		catalogs   catalogFlags
 		output     string
 		reportFile string
 	)
 	cmd := &cobra.Command{
-		Use:   "simulate -f PATH [-f PATH...] [--timeline FILE] [--catalog FILE] [-o text|json] [--report FILE.html]",
+		Use:   "simulate -f PATH [-f PATH...] [--timeline FILE] [--catalog FILE | --region R] [-o text|json] [--report FILE.html]",
 		Short: "What would nodewright do with these manifests? Runs the controller's solver and disruption planner on a virtual clock",
-		Long: `simulate reads Kubernetes manifests (NodePools, KWOKNodeClasses, workloads, nodes, pods, ...) as
+		Long: `simulate reads Kubernetes manifests (NodePools, EC2NodeClasses, KWOKNodeClasses, workloads, nodes, pods, ...) as
 kubectl get -o yaml prints them, and runs nodewright's own provisioning and disruption logic over
 them on a virtual clock, following an optional timeline of changes. See docs/simulate.md.`,
 		Args: cobra.NoArgs,
@@ -40,7 +39,7 @@ them on a virtual clock, following an optional timeline of changes. See docs/sim
 			}
 			set, problems := manifests.Load(files...)
 			for _, p := range problems {
-				fmt.Fprintln(os.Stderr, "warning:", p)
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", p)
 			}
 			if len(set.NodePools) == 0 {
 				return fmt.Errorf("no usable NodePool in %s; nothing could launch (see the warnings above)", strings.Join(files, ", "))
@@ -55,18 +54,13 @@ them on a virtual clock, following an optional timeline of changes. See docs/sim
 				opts.Timeline = tl
 				inputs = append(inputs, timeline)
 			}
-			if catalog != "" {
-				f, err := os.Open(catalog)
-				if err != nil {
-					return fmt.Errorf("--catalog: %w", err)
-				}
-				c, err := kwok.ReadCatalog(f)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("--catalog %s: %w", catalog, err)
-				}
-				opts.Catalog = c
-				inputs = append(inputs, catalog)
+			kwokCat, awsCat, err := catalogs.load()
+			if err != nil {
+				return err
+			}
+			opts.Catalog, opts.AWSCatalog = kwokCat, awsCat
+			if catalogs.file != "" {
+				inputs = append(inputs, catalogs.file)
 			}
 			if fd := int(os.Stderr.Fd()); term.IsTerminal(fd) {
 				opts.Progress = simulate.ProgressBar(os.Stderr)
@@ -80,6 +74,7 @@ them on a virtual clock, following an optional timeline of changes. See docs/sim
 				return err
 			}
 			res.Inputs = inputs
+			res.Skipped = simulate.SkippedFrom(problems)
 			if reportFile != "" {
 				var buf bytes.Buffer
 				if err := report.WriteHTML(&buf, res.Report("nodewright simulate: "+strings.Join(files, ", "))); err != nil {
@@ -90,17 +85,17 @@ them on a virtual clock, following an optional timeline of changes. See docs/sim
 				}
 			}
 			if output == "json" {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
 			}
-			_, err = fmt.Fprint(os.Stdout, res.Text())
+			_, err = fmt.Fprint(cmd.OutOrStdout(), res.Text())
 			return err
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file or directory (repeatable); directories are read recursively for *.yaml, *.yml, *.json")
 	cmd.Flags().StringVar(&timeline, "timeline", "", "timeline file: what happens during the run (docs/simulate.md); default: one quiet hour")
-	cmd.Flags().StringVar(&catalog, "catalog", "", "instance-type catalog JSON (docs/kwok.md); default: the kwok provider's built-in catalog")
+	catalogs.register(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (schema "+simulate.Schema+")")
 	cmd.Flags().StringVar(&reportFile, "report", "", "also write an HTML report with charts to this file")
 	return cmd

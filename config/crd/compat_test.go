@@ -43,28 +43,36 @@ func isAllowed(file, path, keyword string) bool {
 	return false
 }
 
-// TestSchemasMatchKarpenter checks that every property path of Karpenter's CRDs
-// exists in ours with the same type, defaults, enum and validation.
+// TestSchemasMatchKarpenter checks that every property path of Karpenter's CRDs,
+// core's (karpenter.sh) and the AWS provider's (karpenter.k8s.aws), exists in
+// ours with the same type, defaults, enum and validation.
 func TestSchemasMatchKarpenter(t *testing.T) {
 	compat, err := testcluster.CompatDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	compatDir := filepath.Join(compat, "karpenter-crds")
-	theirs := loadDir(t, compatDir, "karpenter.sh_*.yaml")
-	ours := loadDir(t, ".", "karpenter.sh_*.yaml")
-	if len(theirs) == 0 {
-		t.Fatalf("no Karpenter CRDs found under %s", compatDir)
-	}
-	for file, want := range theirs {
-		got, ok := ours[file]
-		if !ok {
-			t.Errorf("%s: Karpenter has this CRD, we do not", file)
-			continue
-		}
-		for _, d := range compareCRD(file, want, got) {
-			t.Error(d)
-		}
+	for _, set := range []struct{ dir, glob string }{
+		{"karpenter-crds", "karpenter.sh_*.yaml"},
+		{"karpenter-aws-crds", "karpenter.k8s.aws_*.yaml"},
+	} {
+		t.Run(set.dir, func(t *testing.T) {
+			compatDir := filepath.Join(compat, set.dir)
+			theirs := loadDir(t, compatDir, set.glob)
+			ours := loadDir(t, ".", set.glob)
+			if len(theirs) == 0 {
+				t.Fatalf("no Karpenter CRDs found under %s", compatDir)
+			}
+			for file, want := range theirs {
+				got, ok := ours[file]
+				if !ok {
+					t.Errorf("%s: Karpenter has this CRD, we do not", file)
+					continue
+				}
+				for _, d := range compareCRD(file, want, got) {
+					t.Error(d)
+				}
+			}
+		})
 	}
 }
 

@@ -36,7 +36,7 @@ func TestExplainOffline(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in, problems, err := explain.Offline(context.Background(), tc.paths, nil)
+			in, problems, err := explain.Offline(context.Background(), tc.paths, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,8 @@
 // Command crdgen regenerates nodewright's deepcopy functions and CRDs with
 // controller-gen (pinned in go.mod as a tool), then applies the schema fixups
 // that kubebuilder markers cannot express because the fields are core Kubernetes
-// types (taints, node selector requirements) or the rule sits on an array.
+// types (taints, node selector requirements), the rule sits on an array, or it
+// checks a map's values (an EC2NodeClass's kubelet quantities).
 // Karpenter applies the same validation the same way, so this keeps our schemas
 // equal to theirs.
 //
@@ -23,7 +24,7 @@ import (
 )
 
 // apiPackages are the packages with generated deepcopy functions.
-var apiPackages = []string{"api/karpenter/v1", "api/karpenter/v1alpha1", "api/kwok/v1alpha1"}
+var apiPackages = []string{"api/aws/v1", "api/karpenter/v1", "api/karpenter/v1alpha1", "api/kwok/v1alpha1"}
 
 const crdDir = "config/crd"
 

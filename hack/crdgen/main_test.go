@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -28,5 +29,32 @@ func TestCronRuleIsAnchoredRegexp(t *testing.T) {
 	rule := cronRule["rule"].(string)
 	if len(rule) < 100 || rule[:15] != "self.matches('^" {
 		t.Fatalf("unexpected cron rule %q", rule)
+	}
+}
+
+func TestKubeletPatterns(t *testing.T) {
+	cases := []struct {
+		pattern, value string
+		want           bool
+	}{
+		{quantityPattern, "100Mi", true},
+		{quantityPattern, "0.5", true},
+		{quantityPattern, "1e3", true},
+		{quantityPattern, "-1Gi", true}, // refused by a CEL rule instead, as in Karpenter
+		{quantityPattern, "5%", false},
+		{quantityPattern, "lots", false},
+		{evictionThresholdPattern, "5%", true},
+		{evictionThresholdPattern, "99.99%", true},
+		{evictionThresholdPattern, "100%", true},
+		{evictionThresholdPattern, "100Mi", true},
+		{evictionThresholdPattern, "", true},
+		{evictionThresholdPattern, "101%", false},
+		{evictionThresholdPattern, "5.123%", false},
+		{evictionThresholdPattern, "lots", false},
+	}
+	for _, tc := range cases {
+		if got := regexp.MustCompile(tc.pattern).MatchString(tc.value); got != tc.want {
+			t.Errorf("%s matches %q = %v, want %v", tc.pattern, tc.value, got, tc.want)
+		}
 	}
 }

@@ -8,6 +8,16 @@ const (
 	labelValuePattern    = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 )
 
+// Patterns of the AWS provider's kubelet settings: a resource quantity (the
+// pattern of resource.Quantity), and an eviction threshold, which is a
+// percentage of up to two decimals, a quantity, or empty (the empty
+// alternative is Karpenter's, kept so that we accept what it accepts).
+const (
+	quantity                 = `(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?`
+	quantityPattern          = "^" + quantity + "$"
+	evictionThresholdPattern = `^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||` + quantity + `)$`
+)
+
 func validation(rule, message string) map[string]any {
 	return map[string]any{"rule": rule, "message": message}
 }
@@ -41,11 +51,13 @@ func (r rule) apply(s map[string]any) {
 
 var rules = []rule{
 	// Node selector requirements embed core/v1's type, which carries no markers.
-	{suffix: "requirements[].operator", set: map[string]any{
+	// Only karpenter.sh's kinds validate them; the AMI requirements in an
+	// EC2NodeClass's status are core/v1's type as it is.
+	{prefix: "karpenter.sh_", suffix: "requirements[].operator", set: map[string]any{
 		"enum": []any{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"}}},
 	// Karpenter puts these on the array itself, where the API server ignores
 	// them; we keep them there so that we accept exactly what Karpenter accepts.
-	{suffix: "requirements[].values", set: map[string]any{"maxLength": 63, "pattern": labelValuePattern}},
+	{prefix: "karpenter.sh_", suffix: "requirements[].values", set: map[string]any{"maxLength": 63, "pattern": labelValuePattern}},
 	{prefix: "karpenter.sh_nodepools", suffix: "requirements[].key", set: map[string]any{
 		"maxLength": 316, "pattern": qualifiedNamePattern,
 		"x-kubernetes-validations": []any{restrictKarpenterDomain, restrictNodePoolLabel, restrictHostnameLabel}}},
@@ -60,6 +72,14 @@ var rules = []rule{
 	{suffix: "aints[].effect", set: map[string]any{"enum": []any{"NoSchedule", "PreferNoSchedule", "NoExecute"}}},
 	{suffix: "aints[].key", set: map[string]any{"minLength": 1, "pattern": qualifiedNamePattern}},
 	{suffix: "aints[].value", set: map[string]any{"pattern": qualifiedNamePattern}},
+
+	// The values of an EC2NodeClass's kubelet maps: markers cannot reach map
+	// values. Reserved resources are quantities; eviction thresholds are
+	// quantities or percentages.
+	{prefix: "karpenter.k8s.aws_ec2nodeclasses", suffix: ".kubelet.kubeReserved{}", set: map[string]any{"pattern": quantityPattern}},
+	{prefix: "karpenter.k8s.aws_ec2nodeclasses", suffix: ".kubelet.systemReserved{}", set: map[string]any{"pattern": quantityPattern}},
+	{prefix: "karpenter.k8s.aws_ec2nodeclasses", suffix: ".kubelet.evictionHard{}", set: map[string]any{"pattern": evictionThresholdPattern}},
+	{prefix: "karpenter.k8s.aws_ec2nodeclasses", suffix: ".kubelet.evictionSoft{}", set: map[string]any{"pattern": evictionThresholdPattern}},
 
 	// Label values of a NodeClaim template: map values carry no markers.
 	{suffix: ".template.metadata.labels{}", set: map[string]any{"maxLength": 63, "pattern": labelValuePattern}},

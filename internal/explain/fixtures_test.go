@@ -19,6 +19,8 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/cloudprovider/offline"
 	"github.com/nodewright/nodewright/internal/disruption/drift"
 	"github.com/nodewright/nodewright/internal/instancetype"
 )
@@ -85,9 +87,8 @@ func (s *sources) node(name string, np *karpv1.NodePool, itName string, idle tim
 		karpv1.CapacityTypeLabelKey: "on-demand", corev1.LabelHostname: name, corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux",
 	}
 	created := metav1.NewTime(now.Add(-time.Hour))
-	cp, _ := NewCatalogProvider(nil)
 	var it *instancetype.InstanceType
-	for _, x := range cp.types {
+	for _, x := range kwok.Build(kwok.BuiltinCatalog(), kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent}) {
 		if x.Name == itName {
 			it = x
 		}
@@ -166,7 +167,7 @@ func overlay(name, itName, memory string) *karpv1alpha1.NodeOverlay {
 // explain does.
 func (s *sources) input(t *testing.T) Input {
 	t.Helper()
-	cp, err := NewCatalogProvider(nil)
+	cp, err := offline.New(offline.Options{AnyClass: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nodewright/nodewright/internal/catalog"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
@@ -52,7 +53,7 @@ func Resolve(ctx context.Context, src *Sources, cp cloudprovider.CloudProvider, 
 // question, one read) and resolves it with the kwok provider as the
 // controller builds it (catalog nil is the built-in one) and the learned
 // capacity the controller keeps in namespace.
-func Live(ctx context.Context, c client.Client, catalog *kwok.Catalog, namespace string) (Input, error) {
+func Live(ctx context.Context, c client.Client, catalog *catalog.Catalog, namespace string) (Input, error) {
 	src, err := Gather(ctx, c)
 	if err != nil {
 		return Input{}, err

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
+	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/catalog"
+	"github.com/nodewright/nodewright/internal/cloudprovider/offline"
 	"github.com/nodewright/nodewright/internal/manifests"
 )
 
@@ -19,15 +22,26 @@ func FromManifests(set *manifests.Set) *Sources {
 	return s
 }
 
-// Offline reads manifest files or directories and resolves them against a
-// kwok catalog (nil is the built-in one). Objects that could not be used
-// come back as problems; it fails only when no file could be read.
-func Offline(ctx context.Context, paths []string, catalog *kwok.Catalog) (Input, []manifests.Problem, error) {
+// Offline reads manifest files or directories and resolves each NodePool
+// against the catalog its NodeClass launches from: KWOKNodeClasses the kwok
+// catalog, EC2NodeClasses the AWS catalog shaped by the class (nil is the
+// built-in one of each). Objects that could not be used come back as
+// problems; it fails only when no file could be read.
+func Offline(ctx context.Context, paths []string, kwokCat, awsCat *catalog.Catalog) (Input, []manifests.Problem, error) {
 	set, problems := manifests.Load(paths...)
 	if len(set.Files) == 0 {
 		return Input{}, problems, fmt.Errorf("no manifests found in %s; give YAML or JSON files, or directories holding them", strings.Join(paths, ", "))
 	}
-	cp, err := NewCatalogProvider(catalog)
+	kwokClasses := map[string]*kwokv1alpha1.KWOKNodeClass{}
+	for _, c := range set.NodeClasses {
+		kwokClasses[c.Name] = c
+	}
+	ec2Classes := map[string]*awsv1.EC2NodeClass{}
+	for _, c := range set.EC2NodeClasses {
+		ec2Classes[c.Name] = c
+	}
+	cp, err := offline.New(offline.Options{KWOKCatalog: kwokCat, AWSCatalog: awsCat,
+		KWOKClasses: kwokClasses, EC2Classes: ec2Classes, AnyClass: true})
 	if err != nil {
 		return Input{}, problems, err
 	}

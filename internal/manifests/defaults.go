@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 )
@@ -54,6 +55,12 @@ func defaultNodeClass(nc *kwokv1alpha1.KWOKNodeClass) {
 	if nc.Spec.Image == "" {
 		nc.Spec.Image = kwokv1alpha1.DefaultImage
 	}
+}
+
+// defaultEC2NodeClass applies the CRD's defaults that matter offline: the
+// instance metadata options.
+func defaultEC2NodeClass(nc *awsv1.EC2NodeClass) {
+	awsv1.SetDefaults(nc)
 }
 
 func defaultPod(p *corev1.Pod) {

@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
@@ -44,6 +45,9 @@ var kinds = map[string]kind{
 	"karpenter.sh/v1/NodeClaim": decodeInto(defaultNodeClaim, func(s *Set, o *karpv1.NodeClaim) { s.NodeClaims = append(s.NodeClaims, o) }),
 	"karpenter.sh/v1alpha1/NodeOverlay": decodeInto(nil, func(s *Set, o *karpv1alpha1.NodeOverlay) {
 		s.NodeOverlays = append(s.NodeOverlays, o)
+	}),
+	awsv1.SchemeGroupVersion.String() + "/EC2NodeClass": decodeInto(defaultEC2NodeClass, func(s *Set, o *awsv1.EC2NodeClass) {
+		s.EC2NodeClasses = append(s.EC2NodeClasses, o)
 	}),
 	kwokv1alpha1.SchemeGroupVersion.String() + "/KWOKNodeClass": decodeInto(defaultNodeClass, func(s *Set, o *kwokv1alpha1.KWOKNodeClass) {
 		s.NodeClasses = append(s.NodeClasses, o)

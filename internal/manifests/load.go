@@ -175,5 +175,5 @@ func (l *loader) readObject(file string, doc int, js []byte) {
 }
 
 // clusterScoped are the kinds without a namespace.
-var clusterScoped = map[string]bool{"NodePool": true, "NodeClaim": true, "NodeOverlay": true, "KWOKNodeClass": true,
+var clusterScoped = map[string]bool{"NodePool": true, "NodeClaim": true, "NodeOverlay": true, "KWOKNodeClass": true, "EC2NodeClass": true,
 	"Node": true, "Namespace": true, "PersistentVolume": true, "StorageClass": true, "List": true}

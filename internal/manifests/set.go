@@ -9,6 +9,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
@@ -20,6 +21,7 @@ type Set struct {
 	NodeClaims     []*karpv1.NodeClaim
 	NodeOverlays   []*karpv1alpha1.NodeOverlay
 	NodeClasses    []*kwokv1alpha1.KWOKNodeClass
+	EC2NodeClasses []*awsv1.EC2NodeClass
 	Nodes          []*corev1.Node
 	Pods           []*corev1.Pod
 	Deployments    []*appsv1.Deployment
@@ -80,11 +82,21 @@ func (s *Set) NodeClass(name string) *kwokv1alpha1.KWOKNodeClass {
 	return nil
 }
 
+// EC2NodeClass returns the EC2NodeClass named name, or nil.
+func (s *Set) EC2NodeClass(name string) *awsv1.EC2NodeClass {
+	for _, nc := range s.EC2NodeClasses {
+		if nc.Name == name {
+			return nc
+		}
+	}
+	return nil
+}
+
 // Objects counts the objects of the set by kind, for a summary line.
 func (s *Set) Objects() map[string]int {
 	return map[string]int{
 		"NodePool": len(s.NodePools), "NodeClaim": len(s.NodeClaims), "NodeOverlay": len(s.NodeOverlays),
-		"KWOKNodeClass": len(s.NodeClasses), "Node": len(s.Nodes), "Pod": len(s.Pods),
+		"KWOKNodeClass": len(s.NodeClasses), "EC2NodeClass": len(s.EC2NodeClasses), "Node": len(s.Nodes), "Pod": len(s.Pods),
 		"Deployment": len(s.Deployments), "StatefulSet": len(s.StatefulSets), "ReplicaSet": len(s.ReplicaSets),
 		"Job": len(s.Jobs), "DaemonSet": len(s.DaemonSets), "PodDisruptionBudget": len(s.PDBs),
 		"PersistentVolume": len(s.PVs), "PersistentVolumeClaim": len(s.PVCs), "StorageClass": len(s.StorageClasses),

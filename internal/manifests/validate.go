@@ -8,8 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider/offline"
 )
 
 // remember records the file an object came from.
@@ -56,6 +58,7 @@ func keep[T metav1.Object](l *loader, kind string, objs []T, ok func(T) string) 
 func (l *loader) validate() {
 	s := l.set
 	s.NodeClasses = keep(l, "KWOKNodeClass", s.NodeClasses, nil)
+	s.EC2NodeClasses = keep(l, "EC2NodeClass", s.EC2NodeClasses, checkEC2NodeClass)
 	s.NodePools = keep(l, "NodePool", s.NodePools, func(np *karpv1.NodePool) string { return l.checkNodePool(np) })
 	s.NodeClaims = keep(l, "NodeClaim", s.NodeClaims, func(nc *karpv1.NodeClaim) string {
 		pool := nc.Labels[karpv1.NodePoolLabelKey]
@@ -95,14 +98,20 @@ func (l *loader) validate() {
 func (l *loader) checkNodePool(np *karpv1.NodePool) string {
 	ref := np.Spec.Template.Spec.NodeClassRef
 	if ref == nil || ref.Name == "" {
-		return "spec.template.spec.nodeClassRef is missing; point it at a KWOKNodeClass (group nodewright.dev, kind KWOKNodeClass)"
+		return "spec.template.spec.nodeClassRef is missing; point it at an EC2NodeClass (group karpenter.k8s.aws) or a KWOKNodeClass (group nodewright.dev)"
 	}
-	if ref.Kind != "KWOKNodeClass" || (ref.Group != "" && ref.Group != kwokv1alpha1.Group) {
-		return fmt.Sprintf("spec.template.spec.nodeClassRef is %s/%s %s; the simulator launches only KWOKNodeClass (group %s) nodes: change the reference or add a KWOKNodeClass",
-			ref.Group, ref.Kind, ref.Name, kwokv1alpha1.Group)
-	}
-	if l.set.NodeClass(ref.Name) == nil {
-		return fmt.Sprintf("spec.template.spec.nodeClassRef names KWOKNodeClass %s, which is not in the input; add it (a kind: KWOKNodeClass manifest)", ref.Name)
+	switch {
+	case offline.IsEC2NodeClass(ref):
+		if l.set.EC2NodeClass(ref.Name) == nil {
+			return fmt.Sprintf("spec.template.spec.nodeClassRef names EC2NodeClass %s, which is not in the input; add it (a kind: EC2NodeClass manifest)", ref.Name)
+		}
+	case offline.IsKWOKNodeClass(ref):
+		if l.set.NodeClass(ref.Name) == nil {
+			return fmt.Sprintf("spec.template.spec.nodeClassRef names KWOKNodeClass %s, which is not in the input; add it (a kind: KWOKNodeClass manifest)", ref.Name)
+		}
+	default:
+		return fmt.Sprintf("spec.template.spec.nodeClassRef is %s/%s %s; nodewright launches EC2NodeClass (group %s) and KWOKNodeClass (group %s) nodes: change the reference",
+			ref.Group, ref.Kind, ref.Name, awsv1.Group, kwokv1alpha1.Group)
 	}
 	for i, r := range np.Spec.Template.Spec.Requirements {
 		if r.Key == "" {
@@ -111,6 +120,17 @@ func (l *loader) checkNodePool(np *karpv1.NodePool) string {
 		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 0 {
 			return fmt.Sprintf("spec.template.spec.requirements[%d] (%s In) has no values; list at least one", i, r.Key)
 		}
+	}
+	return ""
+}
+
+// checkEC2NodeClass says what keeps an EC2NodeClass from shaping nodes
+// offline, or "". The API server enforces the rest of its schema; offline
+// only the AMI family matters, since it decides max pods, overhead and
+// disks.
+func checkEC2NodeClass(nc *awsv1.EC2NodeClass) string {
+	if nc.AMIFamily() == "" {
+		return "spec.amiSelectorTerms has no alias and spec.amiFamily is not set; add an alias term such as {alias: al2023@latest} or set amiFamily"
 	}
 	return ""
 }

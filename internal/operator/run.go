@@ -27,6 +27,7 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/catalog"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/disruption"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
@@ -176,7 +177,7 @@ func newKWOKProvider(c client.Client, live client.Reader, o KWOKOptions) (*kwok.
 			return nil, fmt.Errorf("opening instance-type catalog: %w", err)
 		}
 		defer f.Close()
-		cat, err := kwok.ReadCatalog(f)
+		cat, err := catalog.Read(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.CatalogFile, err)
 		}

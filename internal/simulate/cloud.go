@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -11,65 +10,61 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/cloudprovider/offline"
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/solver"
 )
 
-// cloud is the simulated provider: the kwok provider's catalog and image
-// drift, kept in memory. provisioning.ResolveTypes reads instance types
-// through it exactly as the controller does; launches are decided by
-// launch, since nothing is created anywhere.
+// cloud is the simulated provider: each NodePool's instance types as its
+// NodeClass gives them offline (the kwok catalog, or the AWS catalog shaped
+// by an EC2NodeClass), and the kwok provider's image drift, kept in memory.
+// provisioning.ResolveTypes reads instance types through it exactly as the
+// controller does; launches are decided by launch, since nothing is created
+// anywhere.
 type cloud struct {
-	types   []*instancetype.InstanceType
-	byName  map[string]*instancetype.InstanceType
+	*offline.Provider
 	classes map[string]*kwokv1alpha1.KWOKNodeClass
 }
 
 var _ cloudprovider.CloudProvider = (*cloud)(nil)
 
-var errNotSimulated = errors.New("the simulator launches instances itself; this call is not used")
+func newCloud(p *offline.Provider, classes map[string]*kwokv1alpha1.KWOKNodeClass) *cloud {
+	return &cloud{Provider: p, classes: classes}
+}
 
-func newCloud(types []*instancetype.InstanceType, classes map[string]*kwokv1alpha1.KWOKNodeClass) *cloud {
-	c := &cloud{types: types, byName: map[string]*instancetype.InstanceType{}, classes: classes}
-	for _, it := range types {
-		c.byName[it.Name] = it
+// kwokClass is the KWOKNodeClass ref names, or nil.
+func (c *cloud) kwokClass(ref *karpv1.NodeClassReference) *kwokv1alpha1.KWOKNodeClass {
+	if ref == nil || !offline.IsKWOKNodeClass(ref) {
+		return nil
 	}
-	return c
+	return c.classes[ref.Name]
 }
 
-func (c *cloud) Name() string { return "kwok" }
-
-// InstanceTypes returns the catalog for a NodePool whose KWOKNodeClass
-// exists. The types are shared and must not be changed; the callers
-// (ResolveTypes, overlays) do not.
-func (c *cloud) InstanceTypes(_ context.Context, np *karpv1.NodePool) ([]*instancetype.InstanceType, error) {
-	ref := np.Spec.Template.Spec.NodeClassRef
-	if ref == nil || c.classes[ref.Name] == nil {
-		name := "(none)"
-		if ref != nil {
-			name = ref.Name
-		}
-		return nil, &cloudprovider.NodeClassNotReadyError{NodeClass: name, Reason: "KWOKNodeClass " + name + " is not in the input"}
+// instanceType is the type called name that np may launch, or nil.
+func (c *cloud) instanceType(np *karpv1.NodePool, name string) *instancetype.InstanceType {
+	if np == nil {
+		return nil
 	}
-	return c.types, nil
+	its, err := c.InstanceTypes(context.Background(), np)
+	if err != nil {
+		return nil
+	}
+	i := sort.Search(len(its), func(i int) bool { return its[i].Name >= name })
+	if i < len(its) && its[i].Name == name {
+		return its[i]
+	}
+	return nil
 }
 
-func (c *cloud) Create(context.Context, *karpv1.NodeClaim) (*karpv1.NodeClaim, error) {
-	return nil, errNotSimulated
-}
-func (c *cloud) Delete(context.Context, *karpv1.NodeClaim) error { return errNotSimulated }
-func (c *cloud) Get(context.Context, string) (*karpv1.NodeClaim, error) {
-	return nil, errNotSimulated
-}
-func (c *cloud) List(context.Context) ([]*karpv1.NodeClaim, error) { return nil, errNotSimulated }
-
-// IsDrifted is the kwok provider's answer: the image changed.
+// IsDrifted is the kwok provider's answer: the image changed. Offline, an
+// EC2NodeClass's machine image is not resolved, so its nodes never drift
+// by image here.
 func (c *cloud) IsDrifted(_ context.Context, claim *karpv1.NodeClaim) (string, error) {
-	ref := claim.Spec.NodeClassRef
-	if ref == nil || c.classes[ref.Name] == nil {
+	class := c.kwokClass(claim.Spec.NodeClassRef)
+	if class == nil {
 		return "", nil
 	}
-	if claim.Status.ImageID != "" && claim.Status.ImageID != c.classes[ref.Name].Spec.Image {
+	if claim.Status.ImageID != "" && claim.Status.ImageID != class.Spec.Image {
 		return "ImageDrift", nil
 	}
 	return "", nil

@@ -12,13 +12,14 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/catalog"
+	"github.com/nodewright/nodewright/internal/cloudprovider/offline"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
-	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/manifests"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -28,8 +29,12 @@ import (
 type Options struct {
 	// Timeline says what happens; nil is DefaultTimeline().
 	Timeline *Timeline
-	// Catalog is the instance-type catalog; nil is kwok.BuiltinCatalog().
-	Catalog *kwok.Catalog
+	// Catalog is the instance-type catalog of KWOKNodeClasses; nil is
+	// kwok.BuiltinCatalog().
+	Catalog *catalog.Catalog
+	// AWSCatalog is the catalog EC2NodeClasses launch from, one region's;
+	// nil is the built-in AWS catalog of us-east-1.
+	AWSCatalog *catalog.Catalog
 	// Progress, when set, is told how far the run has got, about once per
 	// simulated minute.
 	Progress func(done, total time.Duration)
@@ -131,13 +136,6 @@ func New(set *manifests.Set, opts Options) (*Engine, error) {
 	if err := tl.Check(set); err != nil {
 		return nil, err
 	}
-	catalog := opts.Catalog
-	if catalog == nil {
-		catalog = kwok.BuiltinCatalog()
-	}
-	if err := catalog.Validate(); err != nil {
-		return nil, err
-	}
 	e := &Engine{tl: tl, opts: opts, start: tl.Start, now: tl.Start,
 		classes: map[string]*kwokv1alpha1.KWOKNodeClass{}, claimState: map[string]*claimState{},
 		nodeByName: map[string]*corev1.Node{}, podState: map[types.UID]*podState{}, nextIndex: map[string]int{},
@@ -145,7 +143,15 @@ func New(set *manifests.Set, opts Options) (*Engine, error) {
 	for _, c := range set.NodeClasses {
 		e.classes[c.Name] = c.DeepCopy()
 	}
-	e.cloud = newCloud(catalog.Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent}), e.classes)
+	ec2 := map[string]*awsv1.EC2NodeClass{}
+	for _, c := range set.EC2NodeClasses {
+		ec2[c.Name] = c.DeepCopy()
+	}
+	p, err := offline.New(offline.Options{KWOKCatalog: opts.Catalog, AWSCatalog: opts.AWSCatalog, KWOKClasses: e.classes, EC2Classes: ec2})
+	if err != nil {
+		return nil, err
+	}
+	e.cloud = newCloud(p, e.classes)
 	for _, np := range set.NodePools {
 		e.pools = append(e.pools, np.DeepCopy())
 	}

@@ -53,14 +53,14 @@ func (e *Engine) adoptClaims(claims []*karpv1.NodeClaim) error {
 		if len(nc.Status.Allocatable) == 0 {
 			nc.Status.Allocatable = node.Status.Allocatable
 		}
-		if nc.Status.ImageID == "" && nc.Spec.NodeClassRef != nil && e.classes[nc.Spec.NodeClassRef.Name] != nil {
-			nc.Status.ImageID = e.classes[nc.Spec.NodeClassRef.Name].Spec.Image
+		if class := e.cloud.kwokClass(nc.Spec.NodeClassRef); nc.Status.ImageID == "" && class != nil {
+			nc.Status.ImageID = class.Spec.Image
 		}
 		if np != nil && drift.NeedsRestamp(nc) {
 			drift.Stamp(nc, np) // as the controller does for claims it did not stamp
 		}
 		st := &claimState{launched: nc.CreationTimestamp.Time, registerAt: e.now, initAt: e.now}
-		if it := e.cloud.byName[node.Labels[corev1.LabelInstanceTypeStable]]; it != nil {
+		if it := e.cloud.instanceType(np, node.Labels[corev1.LabelInstanceTypeStable]); it != nil {
 			st.offering = offering{it: it, zone: node.Labels[corev1.LabelTopologyZone], capacityType: node.Labels[karpv1.CapacityTypeLabelKey]}
 			for _, o := range it.Offerings {
 				if o.Zone == st.offering.zone && o.CapacityType == st.offering.capacityType {
@@ -130,10 +130,7 @@ func (e *Engine) launch(c *solver.NewClaim, nominate bool, why string) *karpv1.N
 }
 
 func (e *Engine) classOf(nc *karpv1.NodeClaim) *kwokv1alpha1.KWOKNodeClass {
-	if nc.Spec.NodeClassRef == nil {
-		return nil
-	}
-	return e.classes[nc.Spec.NodeClassRef.Name]
+	return e.cloud.kwokClass(nc.Spec.NodeClassRef)
 }
 
 func faultsOf(c *kwokv1alpha1.KWOKNodeClass) *kwokv1alpha1.KWOKFaults {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nodewright/nodewright/internal/manifests"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
@@ -42,6 +43,30 @@ type Result struct {
 	Samples     []Sample       `json:"samples"`
 	// Warnings are parts of the input the run could not model.
 	Warnings []string `json:"warnings,omitempty"`
+	// Skipped are the objects and files of the input that were not used,
+	// each with why, so that a script can tell its input was not all read.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// Skipped is one object, or part of a file, the run left out.
+type Skipped struct {
+	File      string `json:"file"`
+	Kind      string `json:"kind,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Message   string `json:"message"`
+}
+
+// SkippedFrom lists the loader's problems in the result's form.
+func SkippedFrom(problems []manifests.Problem) []Skipped {
+	out := make([]Skipped, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, Skipped{File: p.File, Kind: p.Kind, Namespace: p.Namespace, Name: p.Name, Message: p.Message})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // NodeGroup counts nodes of one offering.

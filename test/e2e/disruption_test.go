@@ -485,7 +485,7 @@ func patchPool(t *testing.T, name string, mutate func(*karpv1.NodePool)) {
 
 var errorf = fmt.Errorf
 
-var builtinTypes = kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: 0.075})
+var builtinTypes = kwok.Build(kwok.BuiltinCatalog(), kwok.Options{VMMemoryOverheadPercent: 0.075})
 
 // priceOf is the hourly price of a node's offering in the built-in catalog.
 func priceOf(n corev1.Node) float64 {

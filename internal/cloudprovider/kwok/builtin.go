@@ -2,6 +2,8 @@ package kwok
 
 import (
 	"math"
+
+	"github.com/nodewright/nodewright/internal/catalog"
 )
 
 // Zones of the built-in catalog.
@@ -35,7 +37,7 @@ var sizeCPU = map[string]int64{"large": 2, "xlarge": 4, "2xlarge": 8, "4xlarge":
 var sizePods = map[string]int64{"large": 29, "xlarge": 58, "2xlarge": 58, "4xlarge": 234, "8xlarge": 234, "12xlarge": 234, "16xlarge": 737}
 
 // gpuTypes are the built-in GPU instance types (nvidia.com/gpu).
-var gpuTypes = []CatalogType{
+var gpuTypes = []catalog.Type{
 	{Name: "g4dn.xlarge", Family: "g4dn", Size: "xlarge", CPU: 4, MemoryMiB: 16 << 10, Pods: 29, GPUs: 1},
 	{Name: "g4dn.2xlarge", Family: "g4dn", Size: "2xlarge", CPU: 8, MemoryMiB: 32 << 10, Pods: 29, GPUs: 1},
 	{Name: "g4dn.12xlarge", Family: "g4dn", Size: "12xlarge", CPU: 48, MemoryMiB: 192 << 10, Pods: 234, GPUs: 4},
@@ -47,12 +49,12 @@ var gpuPrices = map[string]float64{"g4dn.xlarge": 0.526, "g4dn.2xlarge": 0.752, 
 // memory and arm64 families in seven sizes and a few GPU types, each offered
 // on-demand and as spot in three zones. Spot costs 30-45% of on-demand,
 // varying by zone so that zones differ.
-func BuiltinCatalog() *Catalog {
-	c := &Catalog{}
+func BuiltinCatalog() *catalog.Catalog {
+	c := &catalog.Catalog{}
 	for _, f := range families {
 		for _, size := range f.sizes {
 			cpu := sizeCPU[size]
-			t := CatalogType{
+			t := catalog.Type{
 				Name: f.name + "." + size, Family: f.name, Size: size,
 				CPU: cpu, MemoryMiB: cpu * f.gibPerCPU << 10, Pods: sizePods[size], Arch: f.arch,
 			}
@@ -69,12 +71,12 @@ func BuiltinCatalog() *Catalog {
 
 // offerings prices a type on-demand in every zone and as spot at a discount
 // that depends on the zone and the type, deterministically.
-func offerings(onDemand float64, seed int) []CatalogOffering {
-	var out []CatalogOffering
+func offerings(onDemand float64, seed int) []catalog.Offering {
+	var out []catalog.Offering
 	for zi, z := range Zones {
-		out = append(out, CatalogOffering{Zone: z, CapacityType: "on-demand", Price: round(onDemand)})
+		out = append(out, catalog.Offering{Zone: z, CapacityType: "on-demand", Price: round(onDemand)})
 		discount := 0.30 + 0.05*float64((seed+zi)%4)
-		out = append(out, CatalogOffering{Zone: z, CapacityType: "spot", Price: round(onDemand * discount)})
+		out = append(out, catalog.Offering{Zone: z, CapacityType: "spot", Price: round(onDemand * discount)})
 	}
 	return out
 }

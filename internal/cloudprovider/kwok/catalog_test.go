@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodewright/nodewright/internal/catalog"
 	"github.com/nodewright/nodewright/internal/instancetype"
 )
 
@@ -14,7 +15,7 @@ func TestBuiltinCatalogIsValidAndFamiliar(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	its := c.Build(Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
+	its := Build(c, Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
 	if len(its) != 6*7+3 {
 		t.Fatalf("%d types", len(its))
 	}
@@ -55,36 +56,13 @@ func TestBuiltinCatalogIsValidAndFamiliar(t *testing.T) {
 	}
 }
 
-func TestReadCatalogRefusesBadInput(t *testing.T) {
-	cases := []struct{ name, json, want string }{
-		{"not json", `{`, "reading instance-type catalog"},
-		{"unknown field", `{"instanceTypes":[{"name":"a","cpu":1,"memoryMiB":1,"pods":1,"ram":4,"offerings":[{"zone":"z","capacityType":"spot","price":1}]}]}`, `unknown field "ram"`},
-		{"empty", `{"instanceTypes":[]}`, "instanceTypes is empty"},
-		{"no name", `{"instanceTypes":[{"cpu":1,"memoryMiB":1,"pods":1,"offerings":[{"zone":"z","capacityType":"spot","price":1}]}]}`, "instanceTypes[0]: name is empty"},
-		{"duplicate", `{"instanceTypes":[{"name":"a","cpu":1,"memoryMiB":1,"pods":1,"offerings":[{"zone":"z","capacityType":"spot","price":1}]},{"name":"a","cpu":1,"memoryMiB":1,"pods":1,"offerings":[{"zone":"z","capacityType":"spot","price":1}]}]}`, "instanceTypes[1] (a): name is used twice"},
-		{"zero cpu", `{"instanceTypes":[{"name":"a","cpu":0,"memoryMiB":1,"pods":1,"offerings":[{"zone":"z","capacityType":"spot","price":1}]}]}`, "instanceTypes[0] (a): cpu must be"},
-		{"bad arch", `{"instanceTypes":[{"name":"a","cpu":1,"memoryMiB":1,"pods":1,"arch":"x86","offerings":[{"zone":"z","capacityType":"spot","price":1}]}]}`, `arch "x86" must be amd64 or arm64`},
-		{"no offerings", `{"instanceTypes":[{"name":"a","cpu":1,"memoryMiB":1,"pods":1,"offerings":[]}]}`, "offerings is empty"},
-		{"bad capacity type", `{"instanceTypes":[{"name":"a","cpu":1,"memoryMiB":1,"pods":1,"offerings":[{"zone":"z","capacityType":"preemptible","price":1}]}]}`, `instanceTypes[0] (a).offerings[0]: capacityType "preemptible"`},
-		{"negative price", `{"instanceTypes":[{"name":"a","cpu":1,"memoryMiB":1,"pods":1,"offerings":[{"zone":"z","capacityType":"spot","price":-1}]}]}`, "price must not be negative"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadCatalog(strings.NewReader(tc.json))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want it to mention %q", err, tc.want)
-			}
-		})
-	}
-}
-
 func TestReadCatalogBuildsTypes(t *testing.T) {
-	c, err := ReadCatalog(strings.NewReader(`{"instanceTypes":[{"name":"tiny","family":"t","size":"s","cpu":2,"memoryMiB":4096,"pods":10,"arch":"arm64",
+	c, err := catalog.Read(strings.NewReader(`{"instanceTypes":[{"name":"tiny","family":"t","size":"s","cpu":2,"memoryMiB":4096,"pods":10,"arch":"arm64",
 		"offerings":[{"zone":"z1","capacityType":"spot","price":0.01},{"zone":"z2","capacityType":"on-demand","price":0.03,"unavailable":true}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	it := c.Build(Options{})[0]
+	it := Build(c, Options{})[0]
 	if got := it.Requirements.Get(corev1.LabelTopologyZone).Values(); len(got) != 2 {
 		t.Errorf("zones %v", got)
 	}

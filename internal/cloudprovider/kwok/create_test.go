@@ -14,6 +14,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/catalog"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/instancetype"
 )
@@ -21,7 +22,7 @@ import (
 // cheapest is the test's own answer to "which offering should Create pick":
 // a plain scan of the built-in catalog, ties broken by name, zone and
 // capacity type.
-func cheapest(t *testing.T, skip map[cloudprovider.Offering]bool, allow func(ct CatalogType, o CatalogOffering) bool) cloudprovider.Offering {
+func cheapest(t *testing.T, skip map[cloudprovider.Offering]bool, allow func(ct catalog.Type, o catalog.Offering) bool) cloudprovider.Offering {
 	t.Helper()
 	var best cloudprovider.Offering
 	bestPrice := -1.0
@@ -54,7 +55,7 @@ func launchedOffering(claim *karpv1.NodeClaim) cloudprovider.Offering {
 func TestCreatePicksCheapestAllowedOffering(t *testing.T) {
 	e := newEnv(t, ProviderOptions{})
 	class := e.nodeClass(nil)
-	its := BuiltinCatalog().Build(Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
+	its := Build(BuiltinCatalog(), Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
 	allocatable := map[string]corev1.ResourceList{}
 	for _, it := range its {
 		allocatable[it.Name] = it.Allocatable()
@@ -63,41 +64,41 @@ func TestCreatePicksCheapestAllowedOffering(t *testing.T) {
 		name     string
 		reqs     []karpv1.NodeSelectorRequirementWithMinValues
 		requests corev1.ResourceList
-		allow    func(CatalogType, CatalogOffering) bool
+		allow    func(catalog.Type, catalog.Offering) bool
 	}{
-		{name: "anything", allow: func(CatalogType, CatalogOffering) bool { return true }},
+		{name: "anything", allow: func(catalog.Type, catalog.Offering) bool { return true }},
 		{name: "zone",
 			reqs:  []karpv1.NodeSelectorRequirementWithMinValues{req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, "zone-c")},
-			allow: func(_ CatalogType, o CatalogOffering) bool { return o.Zone == "zone-c" }},
+			allow: func(_ catalog.Type, o catalog.Offering) bool { return o.Zone == "zone-c" }},
 		{name: "on-demand",
 			reqs:  []karpv1.NodeSelectorRequirementWithMinValues{req(karpv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, "on-demand")},
-			allow: func(_ CatalogType, o CatalogOffering) bool { return o.CapacityType == "on-demand" }},
+			allow: func(_ catalog.Type, o catalog.Offering) bool { return o.CapacityType == "on-demand" }},
 		{name: "instance types",
 			reqs:  []karpv1.NodeSelectorRequirementWithMinValues{req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.xlarge", "r5.large")},
-			allow: func(ct CatalogType, _ CatalogOffering) bool { return ct.Name == "m5.xlarge" || ct.Name == "r5.large" }},
+			allow: func(ct catalog.Type, _ catalog.Offering) bool { return ct.Name == "m5.xlarge" || ct.Name == "r5.large" }},
 		{name: "amd64 spot not in zone-a",
 			reqs: []karpv1.NodeSelectorRequirementWithMinValues{
 				req(corev1.LabelArchStable, corev1.NodeSelectorOpIn, "amd64"),
 				req(karpv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, "spot"),
 				req(corev1.LabelTopologyZone, corev1.NodeSelectorOpNotIn, "zone-a")},
-			allow: func(ct CatalogType, o CatalogOffering) bool {
+			allow: func(ct catalog.Type, o catalog.Offering) bool {
 				return ct.Arch == "amd64" && o.CapacityType == "spot" && o.Zone != "zone-a"
 			}},
 		{name: "kwok label with Gte",
 			reqs:  []karpv1.NodeSelectorRequirementWithMinValues{req(LabelInstanceCPU, karpv1.NodeSelectorOpGte, "16")},
-			allow: func(ct CatalogType, _ CatalogOffering) bool { return ct.CPU >= 16 }},
+			allow: func(ct catalog.Type, _ catalog.Offering) bool { return ct.CPU >= 16 }},
 		{name: "family",
 			reqs:  []karpv1.NodeSelectorRequirementWithMinValues{req(LabelInstanceFamily, corev1.NodeSelectorOpIn, "r5")},
-			allow: func(ct CatalogType, _ CatalogOffering) bool { return ct.Family == "r5" }},
+			allow: func(ct catalog.Type, _ catalog.Offering) bool { return ct.Family == "r5" }},
 		{name: "requests",
 			requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("14Gi")},
-			allow: func(ct CatalogType, _ CatalogOffering) bool {
+			allow: func(ct catalog.Type, _ catalog.Offering) bool {
 				a := allocatable[ct.Name]
 				return a.Cpu().Cmp(resource.MustParse("3")) >= 0 && a.Memory().Cmp(resource.MustParse("14Gi")) >= 0
 			}},
 		{name: "GPU",
 			requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")},
-			allow:    func(ct CatalogType, _ CatalogOffering) bool { return ct.GPUs >= 2 }},
+			allow:    func(ct catalog.Type, _ catalog.Offering) bool { return ct.GPUs >= 2 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,7 +181,7 @@ func TestCreateRefusesUnusableNodeClass(t *testing.T) {
 
 func TestInsufficientCapacityFallsBackWithinCreate(t *testing.T) {
 	e := newEnv(t, ProviderOptions{})
-	onlyM5 := func(ct CatalogType, _ CatalogOffering) bool { return ct.Family == "m5" }
+	onlyM5 := func(ct catalog.Type, _ catalog.Offering) bool { return ct.Family == "m5" }
 	first := cheapest(t, nil, onlyM5)
 	second := cheapest(t, map[cloudprovider.Offering]bool{first: true}, onlyM5)
 	class := e.nodeClass(&kwokv1alpha1.KWOKFaults{InsufficientCapacity: []kwokv1alpha1.KWOKOfferingSelector{
@@ -221,7 +222,7 @@ func TestInsufficientCapacityEverywhere(t *testing.T) {
 	var want []cloudprovider.Offering
 	skip := map[cloudprovider.Offering]bool{}
 	for range 6 {
-		o := cheapest(t, skip, func(ct CatalogType, _ CatalogOffering) bool { return ct.Name == "m5.large" })
+		o := cheapest(t, skip, func(ct catalog.Type, _ catalog.Offering) bool { return ct.Name == "m5.large" })
 		want, skip[o] = append(want, o), true
 	}
 	if ice.NodeClaim != claim.Name || !reflect.DeepEqual(ice.Tried, want) {

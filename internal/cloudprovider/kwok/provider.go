@@ -14,6 +14,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/catalog"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/instancetype"
 )
@@ -76,7 +77,7 @@ const (
 // real clock.
 type ProviderOptions struct {
 	// Catalog is the instance-type catalog; nil is BuiltinCatalog().
-	Catalog *Catalog
+	Catalog *catalog.Catalog
 	// VMMemoryOverheadPercent is the share of memory the instance-type model
 	// assumes the hypervisor keeps; nil is
 	// instancetype.DefaultVMMemoryOverheadPercent.
@@ -133,11 +134,11 @@ func New(c client.Client, opts ProviderOptions) (*Provider, error) {
 	if c == nil {
 		return nil, fmt.Errorf("kwok provider: a Kubernetes client is required")
 	}
-	catalog := opts.Catalog
-	if catalog == nil {
-		catalog = BuiltinCatalog()
+	cat := opts.Catalog
+	if cat == nil {
+		cat = BuiltinCatalog()
 	}
-	if err := catalog.Validate(); err != nil {
+	if err := cat.Validate(); err != nil {
 		return nil, fmt.Errorf("kwok provider: %w", err)
 	}
 	model, err := percentOption("VMMemoryOverheadPercent", opts.VMMemoryOverheadPercent)
@@ -162,7 +163,7 @@ func New(c client.Client, opts ProviderOptions) (*Provider, error) {
 		opts:         opts,
 		clock:        opts.Clock,
 		actual:       actual,
-		types:        catalog.Build(Options{VMMemoryOverheadPercent: model}),
+		types:        Build(cat, Options{VMMemoryOverheadPercent: model}),
 		byName:       map[string]*instancetype.InstanceType{},
 		allocatable:  map[string]corev1.ResourceList{},
 		ice:          newICECache(opts.Clock),

@@ -54,7 +54,7 @@ func TestEvictionWaitsForRoom(t *testing.T) {
 	}
 }
 
-var catalog = kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
+var catalog = kwok.Build(kwok.BuiltinCatalog(), kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
 
 // TestNoRoom: a draining node's pod is held only when no ready node can
 // take it and a new node could; a node still starting does not count as

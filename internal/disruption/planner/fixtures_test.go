@@ -18,7 +18,7 @@ import (
 
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
-var catalog = kwok.BuiltinCatalog().Build(kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
+var catalog = kwok.Build(kwok.BuiltinCatalog(), kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
 
 func findType(name string) *instancetype.InstanceType {
 	for _, it := range catalog {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodewright/nodewright/internal/catalog"
+	"github.com/nodewright/nodewright/internal/simulate"
+	"github.com/nodewright/nodewright/internal/testcluster"
+)
+
+// execute runs cmd with args and returns its stdout and stderr.
+func execute(cmd *cobra.Command, args ...string) (string, string, error) {
+	var out, errOut bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func awsExample(t *testing.T, parts ...string) string {
+	t.Helper()
+	compat, err := testcluster.CompatDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(append([]string{compat, "karpenter-aws-examples"}, parts...)...)
+}
+
+// TestSimulateListsSkippedObjectsInJSON: the general-purpose example with
+// inflate simulates with no warning, and an object the simulator cannot use
+// is named in -o json, not only on stderr.
+func TestSimulateListsSkippedObjectsInJSON(t *testing.T) {
+	extra := filepath.Join(t.TempDir(), "service.yaml")
+	if err := os.WriteFile(extra, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := execute(simulateCommand(), "-o", "json",
+		"-f", awsExample(t, "nodepools", "general-purpose.yaml"), "-f", awsExample(t, "workloads", "inflate.yaml"), "-f", extra)
+	if err != nil {
+		t.Fatalf("simulate: %v\n%s", err, stderr)
+	}
+	var res simulate.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Pods.Running != 1 || len(res.Nodes) != 1 {
+		t.Errorf("inflate's one pod: running %d on %v; want 1 running on one node", res.Pods.Running, res.Nodes)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Kind != "Service" || res.Skipped[0].File != extra || res.Skipped[0].Message == "" {
+		t.Errorf("skipped %+v; want the Service of %s with why", res.Skipped, extra)
+	}
+	if strings.Count(stderr, "warning:") != 1 || !strings.Contains(stderr, "Service") {
+		t.Errorf("stderr should warn once, about the Service:\n%s", stderr)
+	}
+}
+
+// TestCatalogAWSRoundTrips: what `catalog aws` prints, --catalog reads back
+// and simulates with, and a region the catalog lacks is refused by name.
+func TestCatalogAWSRoundTrips(t *testing.T) {
+	out, _, err := execute(catalogCommand(), "aws", "--region", "us-west-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("catalog aws output does not read back: %v", err)
+	}
+	if c.Region != "us-west-2" || len(c.InstanceTypes) < 500 || c.SpotPriceModel == "" || c.PriceSource == "" {
+		t.Errorf("region %q, %d types, spot model %q, price source %q", c.Region, len(c.InstanceTypes), c.SpotPriceModel, c.PriceSource)
+	}
+	file := filepath.Join(t.TempDir(), "us-west-2.json")
+	if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := execute(simulateCommand(), "-o", "json", "--catalog", file,
+		"-f", awsExample(t, "nodepools", "general-purpose.yaml"), "-f", awsExample(t, "workloads", "inflate.yaml"))
+	if err != nil {
+		t.Fatalf("simulate --catalog: %v\n%s", err, stderr)
+	}
+	var res simulate.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Nodes) != 1 || !strings.HasPrefix(res.Nodes[0].Zone, "us-west-2") {
+		t.Errorf("nodes %+v; want one in a us-west-2 zone", res.Nodes)
+	}
+	if _, _, err := execute(catalogCommand(), "aws", "--region", "mars-1"); err == nil || !strings.Contains(err.Error(), "us-east-1") {
+		t.Errorf("unknown region: error %v; want one listing the known regions", err)
+	}
+}
