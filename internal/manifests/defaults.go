@@ -65,8 +65,29 @@ func defaultEC2NodeClass(nc *awsv1.EC2NodeClass) {
 
 func defaultPod(p *corev1.Pod) {
 	defaultNamespace(&p.Namespace)
+	defaultPodSpec(&p.Spec)
 	if p.Status.Phase == "" {
 		p.Status.Phase = corev1.PodPending
+	}
+}
+
+// defaultPodSpec applies the API server's defaulting that changes what a
+// pod asks for: a container that sets a limit and no request for a
+// resource requests the limit (how GPU pods usually ask for GPUs).
+func defaultPodSpec(spec *corev1.PodSpec) {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			r := &cs[i].Resources
+			for name, q := range r.Limits {
+				if _, ok := r.Requests[name]; ok {
+					continue
+				}
+				if r.Requests == nil {
+					r.Requests = corev1.ResourceList{}
+				}
+				r.Requests[name] = q.DeepCopy()
+			}
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package manifests
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -156,5 +158,57 @@ func TestWorkloadsExpandToOwnedPendingPods(t *testing.T) {
 	}
 	if p := byOwner["Job/build"]; len(p) > 0 && p[0].Namespace != "ci" {
 		t.Errorf("job pod namespace %q", p[0].Namespace)
+	}
+}
+
+func TestLimitsWithoutRequestsBecomeRequests(t *testing.T) {
+	dir := t.TempDir()
+	doc := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: gpu}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: gpu}}
+  template:
+    metadata: {labels: {app: gpu}}
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {nvidia.com/gpu: "1", cpu: "2"}
+          requests: {cpu: "1"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: solo}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources: {limits: {memory: 1Gi}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "w.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, problems := Load(dir)
+	if len(problems) > 0 {
+		t.Fatalf("problems: %s", list(problems))
+	}
+	for _, p := range set.Pods {
+		r := p.Spec.Containers[0].Resources.Requests
+		switch p.Name {
+		case "solo":
+			if r.Memory().String() != "1Gi" {
+				t.Errorf("solo requests %v, want memory 1Gi from its limit", r)
+			}
+		default:
+			if g := r["nvidia.com/gpu"]; g.String() != "1" || r.Cpu().String() != "1" {
+				t.Errorf("%s requests %v, want nvidia.com/gpu 1 from the limit and cpu 1 as requested", p.Name, r)
+			}
+		}
+	}
+	if len(set.Pods) != 2 {
+		t.Errorf("%d pods, want 2", len(set.Pods))
 	}
 }

@@ -84,7 +84,17 @@ func TestKarpenterAWSExampleNodePoolsSimulate(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := simulateFiles(t, inflate100, f, inflate)
-			if r.Pods.Running != 100 || r.Pods.Pending != 0 {
+			if limit, ok := cpuLimit(t, f); ok {
+				// The limit stops the pool before every pod runs; what it
+				// launched must stay within it and use most of it.
+				cpus := int64(0)
+				for _, g := range r.Nodes {
+					cpus += int64(g.Count) * catalogCPU(t, g.InstanceType)
+				}
+				if cpus > limit || r.Pods.Running < int(limit)*9/10 || r.Pods.Running+r.Pods.Pending != 100 {
+					t.Fatalf("%d vCPUs launched under a limit of %d; pods %+v", cpus, limit, r.Pods)
+				}
+			} else if r.Pods.Running != 100 || r.Pods.Pending != 0 {
 				t.Fatalf("pods at the end: %+v; want 100 running", r.Pods)
 			}
 			if len(r.Warnings) > 0 {
@@ -139,6 +149,28 @@ func catalogLabels(t *testing.T, name string) map[string]string {
 	}
 	t.Fatalf("%s is not in the catalog", name)
 	return nil
+}
+
+// cpuLimit is the CPU limit of the file's NodePool, if it has one.
+func cpuLimit(t *testing.T, file string) (int64, bool) {
+	t.Helper()
+	set, _ := manifests.Load(file)
+	for _, np := range set.NodePools {
+		if q, ok := np.Spec.Limits[corev1.ResourceCPU]; ok {
+			return q.Value(), true
+		}
+	}
+	return 0, false
+}
+
+// catalogCPU is the vCPUs of the named type in the built-in catalog.
+func catalogCPU(t *testing.T, name string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(catalogLabels(t, name)["karpenter.k8s.aws/instance-cpu"], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // meets evaluates node selector requirements on labels by their plain
