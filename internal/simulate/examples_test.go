@@ -27,6 +27,7 @@ func TestExamples(t *testing.T) {
 		{name: "ci-runners with attrition", dirs: []string{"common", "attrition"}, timeline: "timeline.yaml", golden: "expected-attrition.txt"},
 		{name: "image-update", dirs: []string{"manifests"}, timeline: "timeline.yaml", golden: "expected.txt"},
 		{name: "kubelet-restart", dirs: []string{"manifests"}, timeline: "timeline.yaml", golden: "expected.txt"},
+		{name: "eks-dump", dirs: []string{"cluster"}, golden: "expected.txt"},
 		{name: "40k-pods", dirs: []string{"manifests"}, timeline: "timeline.yaml", golden: "expected.txt", long: true},
 	}
 	for _, tc := range cases {
@@ -43,9 +44,12 @@ func TestExamples(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatalf("problems: %v", problems)
 			}
-			tl, err := ReadTimeline(filepath.Join(base, tc.timeline))
-			if err != nil {
-				t.Fatal(err)
+			var tl *Timeline // "" runs the default timeline
+			if tc.timeline != "" {
+				var err error
+				if tl, err = ReadTimeline(filepath.Join(base, tc.timeline)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			e, err := New(set, Options{Timeline: tl})
 			if err != nil {

@@ -131,7 +131,7 @@ func instanceType(c *catalog.Catalog, t *catalog.Type, f family, s NodeSettings,
 	}
 	it := &instancetype.InstanceType{
 		Name:         t.Name,
-		Requirements: requirements(c, t, arch, f, zones, capacityTypes),
+		Requirements: requirements(c, t, arch, f, s.ZoneIDs, zones, capacityTypes),
 		Capacity:     capacity,
 		Offerings:    offerings,
 		Overhead: instancetype.Overhead{
@@ -168,7 +168,7 @@ func maxPods(t *catalog.Type, f family, s NodeSettings) int64 {
 // requirements are the labels a node of the type has, as requirements.
 // Every karpenter.k8s.aws label the type lacks is DoesNotExist, so that a
 // NodePool asking for it (instance-gpu-count Gt 0) leaves the type out.
-func requirements(c *catalog.Catalog, t *catalog.Type, arch string, f family, zones, capacityTypes map[string]bool) scheduling.Requirements {
+func requirements(c *catalog.Catalog, t *catalog.Type, arch string, f family, zoneIDs map[string]string, zones, capacityTypes map[string]bool) scheduling.Requirements {
 	os := "linux"
 	if f.windowsBuild != "" {
 		os = "windows"
@@ -190,7 +190,9 @@ func requirements(c *catalog.Catalog, t *catalog.Type, arch string, f family, zo
 	}
 	var ids []string
 	for z := range zones {
-		if id := c.ZoneIDs[z]; id != "" {
+		if id := zoneIDs[z]; id != "" {
+			ids = append(ids, id)
+		} else if id := c.ZoneIDs[z]; id != "" {
 			ids = append(ids, id)
 		}
 	}

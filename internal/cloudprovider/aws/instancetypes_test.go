@@ -104,7 +104,9 @@ func TestShapes(t *testing.T) {
 		// evictionHard 5% of the memory after VM overhead: ceil(7577Mi x 5%) = 378.85Mi.
 		{"evictionHard percent", with(func(s *NodeSettings) { s.EvictionHard = map[string]string{"memory.available": "5%"} }), "m5.large", corev1.ResourceMemory,
 			"8192Mi - 615Mi (7.5%) - 574Mi kube-reserved - 378.9Mi eviction = 6624.1Mi"},
-		{"evictionHard quantity", with(func(s *NodeSettings) { s.EvictionHard = map[string]string{"memory.available": "1Gi", "nodefs.available": "100%"} }), "m5.large", corev1.ResourceEphemeralStorage,
+		{"evictionHard quantity", with(func(s *NodeSettings) {
+			s.EvictionHard = map[string]string{"memory.available": "1Gi", "nodefs.available": "100%"}
+		}), "m5.large", corev1.ResourceEphemeralStorage,
 			"20480Mi - 1024Mi kube-reserved = 19456Mi"},
 		// Block devices: the root volume, else the family's device.
 		{"rootVolume", with(func(s *NodeSettings) {
@@ -218,6 +220,12 @@ func TestZonesOfTheSubnets(t *testing.T) {
 	if got, want := it.Requirements.Get(LabelZoneID).String(), "topology.k8s.aws/zone-id In ["+id+"]"; id == "" || got != want {
 		t.Errorf("zone-id requirement %s, want %s", got, want)
 	}
+	// The subnet's own zone ID wins over the catalog's.
+	class.Status.Subnets[0].ZoneID = "use1-az9"
+	it = shape(t, SettingsFor(class), "m5.large")
+	if got := it.Requirements.Get(LabelZoneID).String(); got != "topology.k8s.aws/zone-id In [use1-az9]" {
+		t.Errorf("zone-id requirement %s, want the subnet's use1-az9", got)
+	}
 }
 
 func TestBadSettingsNameTheField(t *testing.T) {
@@ -235,7 +243,6 @@ func TestBadSettingsNameTheField(t *testing.T) {
 		}
 	}
 }
-
 
 func TestSettingsFor(t *testing.T) {
 	class := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{

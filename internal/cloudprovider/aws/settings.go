@@ -31,6 +31,9 @@ type NodeSettings struct {
 	// Zones limits offerings to these zones (the zones of the class's
 	// subnets); empty allows every zone of the catalog.
 	Zones []string
+	// ZoneIDs maps zone names to zone IDs as the class's subnets report
+	// them; zones it lacks take the catalog's IDs.
+	ZoneIDs map[string]string
 	// VMMemoryOverheadPercent of memory is assumed lost to the hypervisor
 	// (Karpenter's --vm-memory-overhead-percent, default 0.075).
 	VMMemoryOverheadPercent float64
@@ -59,6 +62,12 @@ func SettingsFor(class *awsv1.EC2NodeClass) NodeSettings {
 	for _, subnet := range class.Status.Subnets {
 		if subnet.Zone != "" {
 			s.Zones = append(s.Zones, subnet.Zone)
+		}
+		if subnet.Zone != "" && subnet.ZoneID != "" {
+			if s.ZoneIDs == nil {
+				s.ZoneIDs = map[string]string{}
+			}
+			s.ZoneIDs[subnet.Zone] = subnet.ZoneID
 		}
 	}
 	return s
