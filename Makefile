@@ -29,9 +29,11 @@ verify:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Regenerates deepcopy functions and CRDs from the types under api/.
+# Regenerates deepcopy functions and CRDs from the types under api/, and the
+# built-in AWS instance catalog from moto's EC2 data and the price table.
 generate:
 	$(GO) run ./hack/crdgen
+	$(GO) generate ./internal/cloudprovider/aws/catalog
 
 # A local cluster (kwok nodes, real control plane), the controller, a NodePool
 # and a Deployment that scales up then down; everything is removed at the end.

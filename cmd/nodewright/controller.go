@@ -73,7 +73,7 @@ func controllerCommand() *cobra.Command {
 	fl.BoolVar(&o.Disruption.SpotToSpot, "spot-to-spot-consolidation", o.Disruption.SpotToSpot, "let consolidation replace a spot node by a cheaper spot node (off: spot nodes are only deleted)")
 	fl.DurationVar(&o.Disruption.ValidationDelay, "consolidation-validation-delay", o.Disruption.ValidationDelay, "carry out emptiness and consolidation only when the loops of this long decide them again; 0 acts at once")
 	fl.DurationVar(&o.Disruption.ReplacementTimeout, "replacement-timeout", o.Disruption.ReplacementTimeout, "give up a disruption whose replacement nodes have not initialized within this long, keeping the old nodes")
-	fl.StringVar(&o.KWOK.CatalogFile, "kwok-catalog", "", "JSON instance-type catalog for the kwok provider (docs/kwok.md); empty is the built-in one")
+	fl.StringVar(&o.KWOK.CatalogFile, "kwok-catalog", "", "JSON instance-type catalog for the kwok provider (docs/catalog.md); empty is the built-in one")
 	fl.Float64Var(&o.KWOK.ActualVMMemoryOverheadPercent, "kwok-actual-vm-memory-overhead", -1, "share of memory (0-1) simulated machines really lose to the hypervisor; negative means the model's 0.075")
 	faults.register(cmd)
 	fl.StringVar(&logFormat, "log-format", "json", "log format: json or console")

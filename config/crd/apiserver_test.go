@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -219,6 +220,12 @@ func TestEC2NodeClassDefaults(t *testing.T) {
 				t.Errorf("metadataOptions = {httpEndpoint: %s, httpProtocolIPv6: %s, httpTokens: %s, httpPutResponseHopLimit: %d}, want {%s, %s, %s, %d}",
 					*m.HTTPEndpoint, *m.HTTPProtocolIPv6, *m.HTTPTokens, *m.HTTPPutResponseHopLimit, tc.endpoint, tc.ipv6, tc.tokens, tc.hopLimit)
 			}
+			// The loader's defaulting (simulate, explain -f) gives the same.
+			local := decodeEC2NodeClass(t, ec2NodeClass(tc.override))
+			awsv1.SetDefaults(local)
+			if !equality.Semantic.DeepEqual(local.Spec.MetadataOptions, m) {
+				t.Errorf("SetDefaults gives metadataOptions %+v, the API server %+v", local.Spec.MetadataOptions, m)
+			}
 			if got.AMIFamily() != awsv1.AMIFamilyAL2023 {
 				t.Errorf("AMIFamily() = %q, want %q", got.AMIFamily(), awsv1.AMIFamilyAL2023)
 			}
@@ -350,4 +357,14 @@ func equalJSON(a, b any) bool {
 	x, _ := yaml.Marshal(a)
 	y, _ := yaml.Marshal(b)
 	return string(x) == string(y)
+}
+
+// decodeEC2NodeClass reads a manifest as the typed object, without a server.
+func decodeEC2NodeClass(t *testing.T, doc string) *awsv1.EC2NodeClass {
+	t.Helper()
+	nc := &awsv1.EC2NodeClass{}
+	if err := yaml.UnmarshalStrict([]byte(doc), nc); err != nil {
+		t.Fatal(err)
+	}
+	return nc
 }

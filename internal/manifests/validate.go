@@ -11,6 +11,7 @@ import (
 	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider/aws"
 	"github.com/nodewright/nodewright/internal/cloudprovider/offline"
 )
 
@@ -103,11 +104,11 @@ func (l *loader) checkNodePool(np *karpv1.NodePool) string {
 	switch {
 	case offline.IsEC2NodeClass(ref):
 		if l.set.EC2NodeClass(ref.Name) == nil {
-			return fmt.Sprintf("spec.template.spec.nodeClassRef names EC2NodeClass %s, which is not in the input; add it (a kind: EC2NodeClass manifest)", ref.Name)
+			return fmt.Sprintf("spec.template.spec.nodeClassRef names EC2NodeClass %s, which is not in the input or was refused; add it (a kind: EC2NodeClass manifest) or fix it", ref.Name)
 		}
 	case offline.IsKWOKNodeClass(ref):
 		if l.set.NodeClass(ref.Name) == nil {
-			return fmt.Sprintf("spec.template.spec.nodeClassRef names KWOKNodeClass %s, which is not in the input; add it (a kind: KWOKNodeClass manifest)", ref.Name)
+			return fmt.Sprintf("spec.template.spec.nodeClassRef names KWOKNodeClass %s, which is not in the input or was refused; add it (a kind: KWOKNodeClass manifest) or fix it", ref.Name)
 		}
 	default:
 		return fmt.Sprintf("spec.template.spec.nodeClassRef is %s/%s %s; nodewright launches EC2NodeClass (group %s) and KWOKNodeClass (group %s) nodes: change the reference",
@@ -126,11 +127,14 @@ func (l *loader) checkNodePool(np *karpv1.NodePool) string {
 
 // checkEC2NodeClass says what keeps an EC2NodeClass from shaping nodes
 // offline, or "". The API server enforces the rest of its schema; offline
-// only the AMI family matters, since it decides max pods, overhead and
-// disks.
+// the AMI family and the kubelet's reservations matter, since they decide
+// max pods, overhead and disks.
 func checkEC2NodeClass(nc *awsv1.EC2NodeClass) string {
 	if nc.AMIFamily() == "" {
 		return "spec.amiSelectorTerms has no alias and spec.amiFamily is not set; add an alias term such as {alias: al2023@latest} or set amiFamily"
+	}
+	if err := aws.SettingsFor(nc).Validate(); err != nil {
+		return err.Error() + "; write a quantity such as 500Mi or 200m (evictionHard also takes a percentage such as 5%)"
 	}
 	return ""
 }

@@ -34,7 +34,7 @@ func InstanceTypes(c *catalog.Catalog, s NodeSettings) ([]*instancetype.Instance
 	if c == nil {
 		return nil, fmt.Errorf("no AWS instance-type catalog")
 	}
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	f := familyOf(s.AMIFamily)
@@ -58,10 +58,14 @@ func InstanceTypes(c *catalog.Catalog, s NodeSettings) ([]*instancetype.Instance
 	return out, nil
 }
 
-// validate checks the values Karpenter would parse, so that a bad one is an
-// error naming the field rather than a wrong shape.
-func (s NodeSettings) validate() error {
-	for field, m := range map[string]map[string]string{"kubelet.kubeReserved": s.KubeReserved, "kubelet.systemReserved": s.SystemReserved} {
+// Validate checks the values Karpenter would parse, so that a bad one is an
+// error naming the EC2NodeClass field rather than a wrong shape.
+func (s NodeSettings) Validate() error {
+	for _, f := range []struct {
+		field string
+		m     map[string]string
+	}{{"spec.kubelet.kubeReserved", s.KubeReserved}, {"spec.kubelet.systemReserved", s.SystemReserved}} {
+		field, m := f.field, f.m
 		for k, v := range m {
 			if _, err := resource.ParseQuantity(v); err != nil {
 				return fmt.Errorf("%s[%s]: %q is not a quantity: %w", field, k, v, err)
@@ -71,10 +75,10 @@ func (s NodeSettings) validate() error {
 	for k, v := range s.EvictionHard {
 		if strings.HasSuffix(v, "%") {
 			if _, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64); err != nil {
-				return fmt.Errorf("kubelet.evictionHard[%s]: %q is not a percentage", k, v)
+				return fmt.Errorf("spec.kubelet.evictionHard[%s]: %q is not a percentage", k, v)
 			}
 		} else if _, err := resource.ParseQuantity(v); err != nil {
-			return fmt.Errorf("kubelet.evictionHard[%s]: %q is not a quantity or percentage: %w", k, v, err)
+			return fmt.Errorf("spec.kubelet.evictionHard[%s]: %q is not a quantity or percentage: %w", k, v, err)
 		}
 	}
 	return nil
@@ -270,10 +274,10 @@ func evictionThreshold(it *instancetype.InstanceType, storage resource.Quantity,
 }
 
 // evictionSignal reads a threshold: a quantity, or a percentage of base
-// rounded up to a whole unit.
+// rounded up to a whole unit. Validate has checked it.
 func evictionSignal(base resource.Quantity, v string) resource.Quantity {
 	if p, ok := strings.CutSuffix(v, "%"); ok {
-		pct, _ := strconv.ParseFloat(p, 64) // checked by validate
+		pct, _ := strconv.ParseFloat(p, 64)
 		if pct == 100 {
 			pct = 0
 		}
@@ -282,7 +286,7 @@ func evictionSignal(base resource.Quantity, v string) resource.Quantity {
 	return resource.MustParse(v)
 }
 
-// quantities parses a resource map already checked by validate. The pid
+// quantities parses a resource map already checked by Validate. The pid
 // reservation is not a resource pods request, so it is left out.
 func quantities(m map[string]string) corev1.ResourceList {
 	if len(m) == 0 {
