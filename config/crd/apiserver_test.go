@@ -267,32 +267,28 @@ spec:
 // nodePool returns a valid NodePool manifest with spec fields overridden by the
 // given YAML flow mapping entries.
 func nodePool(override string) string {
-	base := map[string]any{
+	return manifest("karpenter.sh/v1", "NodePool", map[string]any{
 		"template": map[string]any{"spec": map[string]any{
 			"nodeClassRef": map[string]any{"group": "nodewright.dev", "kind": "KWOKNodeClass", "name": "default"},
 			"requirements": []any{},
 		}},
-	}
-	var o map[string]any
-	if err := yaml.Unmarshal([]byte("{"+override+"}"), &o); err != nil {
-		panic(err)
-	}
-	for k, v := range o {
-		base[k] = v
-	}
-	spec, _ := yaml.Marshal(base)
-	return "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: test}\nspec:\n" + indent(string(spec))
+	}, override)
 }
 
 // ec2NodeClass returns a valid EC2NodeClass manifest with spec fields
 // overridden by the given YAML flow mapping entries.
 func ec2NodeClass(override string) string {
-	base := map[string]any{
+	return manifest("karpenter.k8s.aws/v1", "EC2NodeClass", map[string]any{
 		"role":                       "KarpenterNodeRole-test",
 		"amiSelectorTerms":           []any{map[string]any{"alias": "al2023@latest"}},
 		"subnetSelectorTerms":        []any{map[string]any{"tags": map[string]any{"karpenter.sh/discovery": "test"}}},
 		"securityGroupSelectorTerms": []any{map[string]any{"tags": map[string]any{"karpenter.sh/discovery": "test"}}},
-	}
+	}, override)
+}
+
+// manifest writes an object named test whose spec is base with the
+// override's top-level entries replacing base's.
+func manifest(apiVersion, kind string, base map[string]any, override string) string {
 	var o map[string]any
 	if err := yaml.Unmarshal([]byte("{"+override+"}"), &o); err != nil {
 		panic(err)
@@ -301,7 +297,7 @@ func ec2NodeClass(override string) string {
 		base[k] = v
 	}
 	spec, _ := yaml.Marshal(base)
-	return "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: test}\nspec:\n" + indent(string(spec))
+	return "apiVersion: " + apiVersion + "\nkind: " + kind + "\nmetadata: {name: test}\nspec:\n" + indent(string(spec))
 }
 
 // subnetTerms returns n subnet selector terms as YAML flow sequence entries.

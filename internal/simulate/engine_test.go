@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -13,23 +12,7 @@ import (
 // run simulates the testdata manifests under a timeline given as YAML.
 func run(t *testing.T, dir, timeline string) *Result {
 	t.Helper()
-	set, problems := manifests.Load("testdata/" + dir)
-	if len(problems) > 0 {
-		t.Fatalf("problems loading testdata/%s: %v", dir, problems)
-	}
-	tl, err := ParseTimeline("test timeline", []byte(timeline))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(set, Options{Timeline: tl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return simulateFiles(t, timeline, "testdata/"+dir)
 }
 
 // at returns the sample taken at d.

@@ -2,7 +2,9 @@ package aws
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,8 +183,8 @@ func requirements(c *catalog.Catalog, t *catalog.Type, arch string, f family, zo
 		scheduling.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, t.Name),
 		scheduling.NewRequirement(corev1.LabelArchStable, corev1.NodeSelectorOpIn, arch),
 		scheduling.NewRequirement(corev1.LabelOSStable, corev1.NodeSelectorOpIn, os),
-		scheduling.NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, keys(zones)...),
-		scheduling.NewRequirement(instancetype.CapacityTypeLabel, corev1.NodeSelectorOpIn, keys(capacityTypes)...),
+		scheduling.NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, slices.Sorted(maps.Keys(zones))...),
+		scheduling.NewRequirement(instancetype.CapacityTypeLabel, corev1.NodeSelectorOpIn, slices.Sorted(maps.Keys(capacityTypes))...),
 	)
 	if c.Region != "" {
 		reqs.Add(scheduling.NewRequirement(corev1.LabelTopologyRegion, corev1.NodeSelectorOpIn, c.Region))
@@ -211,7 +213,7 @@ func requirements(c *catalog.Catalog, t *catalog.Type, arch string, f family, zo
 		}
 	}
 	// Labels of a user's own catalog beyond the AWS ones.
-	for _, key := range keys(t.Labels) {
+	for _, key := range slices.Sorted(maps.Keys(t.Labels)) {
 		if !reqs.Has(key) {
 			reqs.Add(scheduling.NewRequirement(key, corev1.NodeSelectorOpIn, t.Labels[key]))
 		}
@@ -299,14 +301,5 @@ func quantities(m map[string]string) corev1.ResourceList {
 		}
 		out[corev1.ResourceName(k)] = resource.MustParse(v)
 	}
-	return out
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
