@@ -3,11 +3,13 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,25 +132,38 @@ func allowedByExample(t *testing.T, file string, g NodeGroup) bool {
 	return false
 }
 
+// usEast1Labels maps each type of the built-in us-east-1 catalog to the
+// labels a Linux node of it gets; built once.
+var usEast1Labels = sync.OnceValues(func() (map[string]map[string]string, error) {
+	cat, err := awscatalog.Region(awscatalog.DefaultRegion)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for _, it := range cat.InstanceTypes {
+		labels := map[string]string{corev1.LabelInstanceTypeStable: it.Name, corev1.LabelArchStable: it.Arch, corev1.LabelOSStable: "linux"}
+		for k, v := range it.Labels {
+			labels[k] = v
+		}
+		out[it.Name] = labels
+	}
+	return out, nil
+})
+
 // catalogLabels are the labels a node of the named type gets on Linux, as
-// the built-in AWS catalog of us-east-1 lists them.
+// the built-in AWS catalog of us-east-1 lists them; the caller may change
+// the map it gets.
 func catalogLabels(t *testing.T, name string) map[string]string {
 	t.Helper()
-	cat, err := awscatalog.Region(awscatalog.DefaultRegion)
+	all, err := usEast1Labels()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range cat.InstanceTypes {
-		if it.Name == name {
-			labels := map[string]string{corev1.LabelInstanceTypeStable: it.Name, corev1.LabelArchStable: it.Arch, corev1.LabelOSStable: "linux"}
-			for k, v := range it.Labels {
-				labels[k] = v
-			}
-			return labels
-		}
+	labels, ok := all[name]
+	if !ok {
+		t.Fatalf("%s is not in the catalog", name)
 	}
-	t.Fatalf("%s is not in the catalog", name)
-	return nil
+	return maps.Clone(labels)
 }
 
 // cpuLimit is the CPU limit of the file's NodePool, if it has one.
@@ -290,5 +305,60 @@ func everyNode(ok func(labels map[string]string, g NodeGroup) bool) func(*testin
 				t.Errorf("%d x %s (%s, %s) is not the kind of machine expected", g.Count, g.InstanceType, g.Zone, g.CapacityType)
 			}
 		}
+	}
+}
+
+// TestKarpenterAWSMinValuesOnAWSLabels checks that every NodeClaim of the
+// minValues examples keeps open as many distinct values of the AWS labels as
+// the NodePool demands: counted from the claim's instance types and the
+// catalog's labels, not from the solver's own bookkeeping.
+func TestKarpenterAWSMinValuesOnAWSLabels(t *testing.T) {
+	dir := awsExamples(t)
+	cases := []struct {
+		file string
+		min  map[string]int
+	}{
+		{"min-values-family.yaml", map[string]int{"karpenter.k8s.aws/instance-family": 5}},
+		{"min-values-multiple-keys.yaml", map[string]int{
+			"karpenter.k8s.aws/instance-category": 2, "karpenter.k8s.aws/instance-family": 5, corev1.LabelInstanceTypeStable: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			set, problems := manifests.Load(filepath.Join(dir, "nodepools", tc.file), filepath.Join(dir, "workloads", "inflate.yaml"))
+			if len(problems) > 0 {
+				t.Fatalf("objects skipped: %v", problems)
+			}
+			tl, err := ParseTimeline("test timeline", []byte(inflate100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(set, Options{Timeline: tl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(e.claims) == 0 {
+				t.Fatal("no NodeClaims")
+			}
+			for _, nc := range e.claims {
+				var types []string
+				for _, r := range nc.Spec.Requirements {
+					if r.Key == corev1.LabelInstanceTypeStable && r.Operator == corev1.NodeSelectorOpIn {
+						types = r.Values
+					}
+				}
+				for key, want := range tc.min {
+					distinct := map[string]bool{}
+					for _, typ := range types {
+						distinct[catalogLabels(t, typ)[key]] = true
+					}
+					if len(distinct) < want {
+						t.Errorf("%s: %d distinct %s among its %d types, want at least %d", nc.Name, len(distinct), key, len(types), want)
+					}
+				}
+			}
+		})
 	}
 }
