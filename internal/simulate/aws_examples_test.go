@@ -102,6 +102,9 @@ func TestKarpenterAWSExampleNodePoolsSimulate(t *testing.T) {
 			if len(r.Warnings) > 0 {
 				t.Errorf("warnings: %v", r.Warnings)
 			}
+			if !strings.Contains(r.Prices, "spot = 35% of the on-demand price") {
+				t.Errorf("prices %q: the run must say its spot prices are modelled", r.Prices)
+			}
 			for _, g := range r.Nodes {
 				if !allowedByExample(t, f, g) {
 					t.Errorf("%d x %s %s %s: not what the example NodePool allows", g.Count, g.InstanceType, g.Zone, g.CapacityType)

@@ -17,8 +17,11 @@ const Schema = "nodewright.dev/simulate/v1"
 // Result is what a run did, in the stable form `simulate -o json` prints
 // (docs/simulate.md describes each field).
 type Result struct {
-	Schema   string   `json:"schema"`
-	Inputs   []string `json:"inputs,omitempty"`
+	Schema string   `json:"schema"`
+	Inputs []string `json:"inputs,omitempty"`
+	// Prices says where the prices of a cloud's built-in catalog come from
+	// and how spot prices are modelled, when the run used one.
+	Prices   string   `json:"prices,omitempty"`
 	Start    string   `json:"start"`
 	Duration Duration `json:"duration"`
 	// Nodes are the nodes at the end, by instance type, zone and capacity
@@ -125,7 +128,7 @@ func round4(f float64) float64 { return math.Round(f*10000) / 10000 }
 func (e *Engine) result() *Result {
 	r := &Result{Schema: Schema, Start: e.start.Format("2006-01-02T15:04:05Z07:00"), Duration: e.tl.Duration,
 		Launched: e.rec.launches, Disruptions: e.rec.disruptions, Events: e.rec.events, Samples: e.rec.samples,
-		Warnings: e.rec.warnings, PeakNodes: e.rec.peakNodes, PeakCostPerHour: e.rec.peakCost}
+		Warnings: e.rec.warnings, PeakNodes: e.rec.peakNodes, PeakCostPerHour: e.rec.peakCost, Prices: e.cloud.Prices()}
 	cost := e.rec.cost
 	groups := map[[3]string]*NodeGroup{}
 	for _, nc := range e.claims {
@@ -217,6 +220,9 @@ func (r *Result) Text() string {
 	fmt.Fprintf(&b, "simulated %s from %s\n", r.Duration.Duration, r.Start)
 	if len(r.Inputs) > 0 {
 		fmt.Fprintf(&b, "inputs: %s\n", strings.Join(r.Inputs, ", "))
+	}
+	if r.Prices != "" {
+		fmt.Fprintf(&b, "prices: %s\n", r.Prices)
 	}
 	total := 0
 	for _, g := range r.Nodes {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
@@ -126,6 +127,29 @@ func (p *Provider) ec2Types(name string) ([]*instancetype.InstanceType, error) {
 	}
 	p.awsTypes[name] = its
 	return its, nil
+}
+
+// Prices says where the AWS catalog's prices come from, when an
+// EC2NodeClass has used it ("" otherwise): a run that planned with modelled
+// spot prices says so.
+func (p *Provider) Prices() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.opts.AWSCatalog
+	if len(p.awsTypes) == 0 || c == nil {
+		return ""
+	}
+	var parts []string
+	if c.Region != "" {
+		parts = append(parts, "AWS "+c.Region)
+	}
+	if c.PriceSource != "" {
+		parts = append(parts, c.PriceSource)
+	}
+	if c.SpotPriceModel != "" {
+		parts = append(parts, "spot "+c.SpotPriceModel)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // IsEC2NodeClass reports whether ref names an EC2NodeClass. The group may
