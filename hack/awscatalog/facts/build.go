@@ -3,12 +3,11 @@ package facts
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
+	"github.com/nodewright/nodewright/internal/cloudprovider/aws"
 	awscatalog "github.com/nodewright/nodewright/internal/cloudprovider/aws/catalog"
 )
 
@@ -79,14 +78,14 @@ func Build(src Sources) (*awscatalog.Data, error) {
 	}
 	index := map[string]int{}
 	for _, name := range names {
-		t := types[name]
 		price, priced := prices[name]
-		arch := archOf(t.ProcessorInfo.SupportedArchitectures)
-		if !priced || arch == "" || !contains(t.SupportedVirtualizationTypes, "hvm") {
+		f, launchable := aws.Facts(types[name])
+		if !priced || !launchable {
 			continue
 		}
+		f.OnDemandPrice = price
 		index[name] = len(d.Types)
-		d.Types = append(d.Types, typeFacts(t, arch, price))
+		d.Types = append(d.Types, f)
 	}
 	regions := make([]string, 0, len(offerings))
 	for r := range offerings {
@@ -121,87 +120,6 @@ func Build(src Sources) (*awscatalog.Data, error) {
 		return nil, fmt.Errorf("the sources gave no priced instance types in any region (moto at %s, prices in %s)", src.MotoDir, src.PricesFile)
 	}
 	return d, nil
-}
-
-// typeFacts keeps what the catalog needs of one DescribeInstanceTypes record.
-func typeFacts(t ec2Type, arch string, price float64) awscatalog.TypeFacts {
-	f := awscatalog.TypeFacts{
-		Name:                t.InstanceType,
-		VCPUs:               t.VCpuInfo.DefaultVCpus,
-		MemoryMiB:           t.MemoryInfo.SizeInMiB,
-		Arch:                arch,
-		CPUManufacturer:     t.ProcessorInfo.Manufacturer,
-		ClockMHz:            int64(math.Round(t.ProcessorInfo.SustainedClockSpeedInGhz * 1000)),
-		Hypervisor:          t.Hypervisor,
-		BareMetal:           t.BareMetal,
-		EncryptionInTransit: t.NetworkInfo.EncryptionInTransitSupported,
-		ENIs:                t.NetworkInfo.MaximumNetworkInterfaces,
-		IPv4PerENI:          t.NetworkInfo.Ipv4AddressesPerInterface,
-		Spot:                contains(t.SupportedUsageClasses, "spot"),
-		OnDemandPrice:       price,
-	}
-	// The default network card's interfaces are the ones the VPC CNI uses
-	// for pods; a type with several cards has more in total.
-	for _, card := range t.NetworkInfo.NetworkCards {
-		if card.NetworkCardIndex == t.NetworkInfo.DefaultNetworkCardIndex && card.MaximumNetworkInterfaces > 0 {
-			f.ENIs = card.MaximumNetworkInterfaces
-		}
-		f.NetworkBandwidthMbps += int64(math.Round(card.BaselineBandwidthInGbps * 1000))
-	}
-	if t.EbsInfo.EbsOptimizedSupport == "default" && t.EbsInfo.EbsOptimizedInfo != nil {
-		f.EBSBandwidthMbps = t.EbsInfo.EbsOptimizedInfo.MaximumBandwidthInMbps
-	}
-	if s := t.InstanceStorageInfo; s != nil && s.NvmeSupport != "" && s.NvmeSupport != "unsupported" && s.TotalSizeInGB != nil {
-		f.LocalNVMeGB = *s.TotalSizeInGB
-	}
-	if t.NetworkInfo.EfaInfo != nil {
-		f.EFAs = t.NetworkInfo.EfaInfo.MaximumEfaInterfaces
-	}
-	if t.GpuInfo != nil {
-		f.GPUs = devicesOf(t.GpuInfo.Gpus)
-	}
-	if t.NeuronInfo != nil {
-		f.NeuronDevices = devicesOf(t.NeuronInfo.NeuronDevices)
-	}
-	if t.InferenceAcceleratorInfo != nil {
-		f.InferenceAccelerators = devicesOf(t.InferenceAcceleratorInfo.Accelerators)
-	}
-	return f
-}
-
-func devicesOf(in []ec2Device) []awscatalog.Device {
-	out := make([]awscatalog.Device, 0, len(in))
-	for _, d := range in {
-		out = append(out, awscatalog.Device{
-			Name:           d.Name,
-			Manufacturer:   d.Manufacturer,
-			Count:          d.Count,
-			MemoryMiB:      d.MemoryInfo.SizeInMiB,
-			CoresPerDevice: d.CoreInfo.Count,
-		})
-	}
-	return out
-}
-
-// archOf maps EC2's architectures to Kubernetes' names; "" for those
-// Karpenter does not launch (i386, x86_64_mac, arm64_mac).
-func archOf(archs []string) string {
-	switch {
-	case contains(archs, "x86_64"):
-		return "amd64"
-	case contains(archs, "arm64"):
-		return "arm64"
-	}
-	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func dedupe(sorted []int) []int {

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 // Sources are the inputs of one generation.
@@ -62,60 +64,6 @@ func probeMoto() (dir, version string, zones map[string]map[string]string, err e
 	return probe.Dir, probe.Version, probe.Zones, nil
 }
 
-// ec2Type is the part of a DescribeInstanceTypes record the catalog uses.
-type ec2Type struct {
-	InstanceType                 string
-	Hypervisor                   string
-	BareMetal                    bool
-	SupportedUsageClasses        []string
-	SupportedVirtualizationTypes []string
-	VCpuInfo                     struct{ DefaultVCpus int64 }
-	MemoryInfo                   struct{ SizeInMiB int64 }
-	ProcessorInfo                struct {
-		SupportedArchitectures   []string
-		Manufacturer             string
-		SustainedClockSpeedInGhz float64
-	}
-	GpuInfo *struct {
-		Gpus []ec2Device
-	}
-	InferenceAcceleratorInfo *struct {
-		Accelerators []ec2Device
-	}
-	NeuronInfo *struct {
-		NeuronDevices []ec2Device
-	}
-	InstanceStorageInfo *struct {
-		TotalSizeInGB *int64
-		NvmeSupport   string
-	}
-	NetworkInfo struct {
-		MaximumNetworkInterfaces     int64
-		Ipv4AddressesPerInterface    int64
-		NetworkPerformance           string
-		EncryptionInTransitSupported bool
-		DefaultNetworkCardIndex      int64
-		NetworkCards                 []struct {
-			NetworkCardIndex         int64
-			MaximumNetworkInterfaces int64
-			BaselineBandwidthInGbps  float64
-		}
-		EfaInfo *struct{ MaximumEfaInterfaces int64 }
-	}
-	EbsInfo struct {
-		EbsOptimizedSupport string
-		EbsOptimizedInfo    *struct{ MaximumBandwidthInMbps int64 }
-	}
-}
-
-type ec2Device struct {
-	Name         string
-	Manufacturer string
-	Count        int64
-	MemoryInfo   struct{ SizeInMiB int64 }
-	CoreInfo     struct{ Count int64 }
-}
-
 type ec2Offering struct {
 	InstanceType string
 	Location     string
@@ -138,9 +86,10 @@ func readGzipJSON(path string, v any) error {
 	return nil
 }
 
-// readTypes reads moto's DescribeInstanceTypes records.
-func readTypes(motoDir string) (map[string]ec2Type, error) {
-	types := map[string]ec2Type{}
+// readTypes reads moto's DescribeInstanceTypes records, which have the
+// field names of EC2's API and so decode into the SDK's type.
+func readTypes(motoDir string) (map[string]ec2types.InstanceTypeInfo, error) {
+	types := map[string]ec2types.InstanceTypeInfo{}
 	err := readGzipJSON(filepath.Join(motoDir, "ec2", "resources", "instance_types.json.gz"), &types)
 	return types, err
 }

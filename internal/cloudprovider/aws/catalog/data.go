@@ -23,6 +23,9 @@ type Data struct {
 	PriceSource string       `json:"priceSource"`
 	Types       []TypeFacts  `json:"types"`
 	Regions     []RegionData `json:"regions"`
+
+	indexOnce sync.Once
+	byName    map[string]int
 }
 
 // TypeFacts is what EC2 says about one instance type, in the units

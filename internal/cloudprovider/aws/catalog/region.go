@@ -149,3 +149,28 @@ func ENILimitedPods(enis, ipv4PerENI int64, reservedENIs int) int64 {
 
 // roundPrice rounds a price to 4 decimals.
 func roundPrice(p float64) float64 { return math.Round(p*10000) / 10000 }
+
+// OnDemandPrice is the built-in on-demand price of a type in USD per hour
+// (see the data's PriceSource), and whether there is one.
+func OnDemandPrice(name string) (float64, bool) {
+	d, err := builtin()
+	if err != nil {
+		return 0, false
+	}
+	i, ok := d.index()[name]
+	if !ok {
+		return 0, false
+	}
+	return d.Types[i].OnDemandPrice, true
+}
+
+// index maps type names to their place in d.Types.
+func (d *Data) index() map[string]int {
+	d.indexOnce.Do(func() {
+		d.byName = make(map[string]int, len(d.Types))
+		for i, t := range d.Types {
+			d.byName[t.Name] = i
+		}
+	})
+	return d.byName
+}
