@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodewright/nodewright/internal/catalog"
+	awscatalog "github.com/nodewright/nodewright/internal/cloudprovider/aws/catalog"
 	"github.com/nodewright/nodewright/internal/simulate"
+	"github.com/nodewright/nodewright/internal/testaws"
 	"github.com/nodewright/nodewright/internal/testcluster"
 )
 
@@ -94,5 +96,38 @@ func TestCatalogAWSRoundTrips(t *testing.T) {
 	}
 	if _, _, err := execute(catalogCommand(), "aws", "--region", "mars-1"); err == nil || !strings.Contains(err.Error(), "us-east-1") {
 		t.Errorf("unknown region: error %v; want one listing the known regions", err)
+	}
+}
+
+// TestCatalogAWSLive prints a live catalog from an EC2 API on loopback
+// (moto), with credentials from the environment as the SDK's chain reads
+// them, and checks it against the built-in one made from the same facts.
+func TestCatalogAWSLive(t *testing.T) {
+	moto := testaws.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_REGION", "eu-west-1") // --region wins
+	out, stderr, err := execute(catalogCommand(), "aws", "--live", "--endpoint", moto.Endpoint, "--region", "us-east-1")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	live, err := catalog.Read(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, err := awscatalog.Region("us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Region != "us-east-1" || len(live.InstanceTypes) != len(builtin.InstanceTypes) || !strings.Contains(live.PriceSource, "not the Pricing API") {
+		t.Errorf("live catalog: region %s, %d types (built in: %d), priceSource %q", live.Region, len(live.InstanceTypes), len(builtin.InstanceTypes), live.PriceSource)
+	}
+	if _, _, err := execute(catalogCommand(), "aws", "--endpoint", moto.Endpoint); err == nil || !strings.Contains(err.Error(), "--endpoint is for --live") {
+		t.Errorf("--endpoint without --live: %v", err)
 	}
 }
