@@ -39,7 +39,10 @@ type Options struct {
 	Disruption   disruption.Options
 	GCInterval   time.Duration
 
-	KWOK KWOKOptions
+	// CloudProvider is "kwok" (simulated nodes) or "aws" (EC2).
+	CloudProvider string
+	KWOK          KWOKOptions
+	AWS           AWSOptions
 
 	// SkipControllerNameValidation lets tests run several managers in one
 	// process.
@@ -74,6 +77,8 @@ func DefaultOptions() Options {
 		Termination:   termination.DefaultOptions(),
 		Disruption:    disruption.DefaultOptions(),
 		GCInterval:    30 * time.Second,
+		CloudProvider: "kwok",
 		KWOK:          KWOKOptions{ActualVMMemoryOverheadPercent: -1},
+		AWS:           AWSOptions{VMMemoryOverheadPercent: 0.075, NodeClassInterval: 5 * time.Minute},
 	}
 }

@@ -24,10 +24,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/catalog"
+	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/disruption"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
@@ -40,7 +42,7 @@ import (
 // Scheme knows the types the controller reads and writes.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, karpv1.AddToScheme, karpv1alpha1.AddToScheme, kwokv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, karpv1.AddToScheme, karpv1alpha1.AddToScheme, kwokv1alpha1.AddToScheme, awsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -118,9 +120,31 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	provider, err := newKWOKProvider(mgr.GetClient(), mgr.GetAPIReader(), opts.KWOK)
-	if err != nil {
-		return err
+	var provider cloudprovider.CloudProvider
+	var extras []manager.Runnable
+	var awsp *awsParts
+	switch opts.CloudProvider {
+	case "", "kwok":
+		kp, err := newKWOKProvider(mgr.GetClient(), mgr.GetAPIReader(), opts.KWOK)
+		if err != nil {
+			return err
+		}
+		provider = kp
+		extras = append(extras, kp.Agent())
+	case "aws":
+		if awsp, err = newAWSProvider(ctx, mgr, cfg, opts.AWS); err != nil {
+			return err
+		}
+		provider = awsp.provider
+		extras = append(extras, awsp.refresher)
+		if awsp.interruption != nil {
+			extras = append(extras, awsp.interruption)
+		}
+		if err := awsp.nodeClass.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the EC2NodeClass controller: %w", err)
+		}
+	default:
+		return fmt.Errorf("--cloud-provider %q: use kwok or aws", opts.CloudProvider)
 	}
 	store := learned.NewStore(direct, opts.Namespace)
 	if err := store.Load(ctx, direct); err != nil {
@@ -161,10 +185,15 @@ func Run(ctx context.Context, opts Options) error {
 	if err := mgr.Add(&disruption.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption}); err != nil {
 		return err
 	}
-	if err := mgr.Add(provider.Agent()); err != nil {
-		return err
+	for _, r := range extras {
+		if err := mgr.Add(r); err != nil {
+			return err
+		}
 	}
-	logger.Info("starting nodewright controller", "leaderElection", opts.LeaderElect, "namespace", opts.Namespace,
+	if awsp != nil {
+		awsp.nodeClass.OnReady = prov.Batcher.Trigger
+	}
+	logger.Info("starting nodewright controller", "cloudProvider", provider.Name(), "leaderElection", opts.LeaderElect, "namespace", opts.Namespace,
 		"metrics", opts.MetricsAddr, "probes", opts.ProbeAddr)
 	return mgr.Start(ctx)
 }

@@ -3,10 +3,11 @@ package testcluster
 import (
 	"fmt"
 
-	"github.com/go-logr/logr"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
@@ -29,7 +31,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
-		karpv1.AddToScheme, karpv1alpha1.AddToScheme, kwokv1alpha1.AddToScheme,
+		karpv1.AddToScheme, karpv1alpha1.AddToScheme, kwokv1alpha1.AddToScheme, awsv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

@@ -53,7 +53,7 @@ func (p *Provider) Create(ctx context.Context, claim *karpv1.NodeClaim) (*karpv1
 		if !outOfCapacity(faults, c.id()) {
 			return p.launch(ctx, claim, nc, faults, c)
 		}
-		p.ice.add(c.id())
+		p.ice.Add(c.id())
 		tried = append(tried, c.id())
 		logger.Info("offering out of capacity, trying the next", "offering", c.id().String())
 	}
@@ -75,7 +75,7 @@ func (p *Provider) candidates(claim *karpv1.NodeClaim) []candidate {
 			continue
 		}
 		for _, o := range it.Offerings {
-			if o.Available && o.Allowed(reqs) && !p.ice.has(offeringOf(it.Name, o)) {
+			if o.Available && o.Allowed(reqs) && !p.ice.Has(offeringOf(it.Name, o)) {
 				out = append(out, candidate{it: it, offering: o})
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
 
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
@@ -87,36 +86,6 @@ func decodeNodeFaults(s string) (kwokv1alpha1.KWOKFaults, error) {
 		return f, fmt.Errorf("annotation %s: %w", FaultsAnnotation, err)
 	}
 	return f, nil
-}
-
-// iceCache remembers offerings that ran out of capacity, until
-// InsufficientCapacityTTL has passed. It lives in memory only: after a
-// restart the next launch finds the shortage again.
-type iceCache struct {
-	clock clock.PassiveClock
-	mu    sync.Mutex
-	until map[cloudprovider.Offering]time.Time
-}
-
-func newICECache(c clock.PassiveClock) *iceCache {
-	return &iceCache{clock: c, until: map[cloudprovider.Offering]time.Time{}}
-}
-
-func (c *iceCache) add(o cloudprovider.Offering) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.until[o] = c.clock.Now().Add(InsufficientCapacityTTL)
-}
-
-func (c *iceCache) has(o cloudprovider.Offering) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	until, ok := c.until[o]
-	if ok && !c.clock.Now().Before(until) {
-		delete(c.until, o)
-		return false
-	}
-	return ok
 }
 
 // launchErrorCounter counts the launches that failed on purpose, per

@@ -122,7 +122,7 @@ type Provider struct {
 	byName      map[string]*instancetype.InstanceType
 	allocatable map[string]corev1.ResourceList
 
-	ice          *iceCache
+	ice          *cloudprovider.Unavailable
 	launchErrors *launchErrorCounter
 }
 
@@ -166,7 +166,7 @@ func New(c client.Client, opts ProviderOptions) (*Provider, error) {
 		types:        Build(cat, Options{VMMemoryOverheadPercent: model}),
 		byName:       map[string]*instancetype.InstanceType{},
 		allocatable:  map[string]corev1.ResourceList{},
-		ice:          newICECache(opts.Clock),
+		ice:          cloudprovider.NewUnavailable(opts.Clock, InsufficientCapacityTTL),
 		launchErrors: &launchErrorCounter{},
 	}
 	for _, it := range p.types {
@@ -207,7 +207,7 @@ func (p *Provider) InstanceTypes(ctx context.Context, np *karpv1.NodePool) ([]*i
 	for i, it := range p.types {
 		c := copyInstanceType(it)
 		for j := range c.Offerings {
-			if c.Offerings[j].Available && p.ice.has(offeringOf(it.Name, c.Offerings[j])) {
+			if c.Offerings[j].Available && p.ice.Has(offeringOf(it.Name, c.Offerings[j])) {
 				c.Offerings[j].Available = false
 			}
 		}
