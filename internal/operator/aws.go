@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"k8s.io/client-go/discovery"
@@ -125,11 +126,18 @@ func newAWSProvider(ctx context.Context, mgr manager.Manager, cfg *rest.Config, 
 	if err != nil {
 		return nil, err
 	}
-	resolver := &awsprovider.Resolver{EC2: ec2api, SSM: ssm.NewFromConfig(sdk), IAM: iam.NewFromConfig(sdk),
+	refresher := &awsprovider.Refresher{Provider: provider, EC2: ec2api, Spot: ec2api, Region: sdk.Region}
+	if !o.IsolatedVPC {
+		// The Price List API answers in us-east-1 for every commercial region.
+		pcfg := sdk.Copy()
+		pcfg.Region = "us-east-1"
+		refresher.Pricing = pricing.NewFromConfig(pcfg)
+	}
+	resolver := &awsprovider.Resolver{PriceStatus: refresher.PriceStatus, EC2: ec2api, SSM: ssm.NewFromConfig(sdk), IAM: iam.NewFromConfig(sdk),
 		ClusterName: o.ClusterName, Region: sdk.Region, KubernetesVersion: version}
 	log.FromContext(ctx).Info("AWS provider", "region", sdk.Region, "cluster", o.ClusterName, "clusterEndpoint", endpoint,
 		"kubernetesVersion", version)
-	parts := &awsParts{provider: provider, refresher: &awsprovider.Refresher{Provider: provider, EC2: ec2api, Region: sdk.Region},
+	parts := &awsParts{provider: provider, refresher: refresher,
 		nodeClass: &ec2nodeclass.Controller{Client: mgr.GetClient(), Resolver: resolver,
 			Recorder: mgr.GetEventRecorderFor("nodewright"), Interval: o.NodeClassInterval}}
 	if o.InterruptionQueue != "" {

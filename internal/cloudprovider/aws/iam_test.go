@@ -12,11 +12,12 @@ import (
 // apis are the narrow interfaces through which the provider calls AWS, by
 // the IAM service prefix of their calls.
 var apis = map[string][]reflect.Type{
-	"ec2": {reflect.TypeFor[EC2](), reflect.TypeFor[EC2Network](), reflect.TypeFor[EC2Images](), reflect.TypeFor[EC2Instances]()},
-	"ssm": {reflect.TypeFor[SSM]()},
-	"iam": {reflect.TypeFor[IAM]()},
-	"sqs": {reflect.TypeFor[SQS]()},
-	"eks": {reflect.TypeFor[EKS]()},
+	"ec2":     {reflect.TypeFor[EC2](), reflect.TypeFor[EC2Network](), reflect.TypeFor[EC2Images](), reflect.TypeFor[EC2Instances](), reflect.TypeFor[EC2SpotPrices]()},
+	"pricing": {reflect.TypeFor[Pricing]()},
+	"ssm":     {reflect.TypeFor[SSM]()},
+	"iam":     {reflect.TypeFor[IAM]()},
+	"sqs":     {reflect.TypeFor[SQS]()},
+	"eks":     {reflect.TypeFor[EKS]()},
 }
 
 // TestIAMPolicyListsEveryCall checks that the IAM policy in docs/aws.md

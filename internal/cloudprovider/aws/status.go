@@ -27,6 +27,10 @@ const (
 	ConditionInstanceProfileReady = "InstanceProfileReady"
 	ConditionValidationSucceeded  = "ValidationSucceeded"
 	ConditionReady                = "Ready"
+	// ConditionPricesLive is nodewright's own: True when on-demand prices
+	// come from the Pricing API, False with the reason when they are the
+	// built-in ones. It does not affect Ready.
+	ConditionPricesLive = "PricesLive"
 )
 
 // partConditions are the conditions Ready sums up, in the order reported.
@@ -45,6 +49,9 @@ type Resolver struct {
 	// chooses the images an alias names.
 	KubernetesVersion string
 	Now               func() time.Time
+	// PriceStatus, when set, says where prices come from; it shows as the
+	// PricesLive condition, which does not affect Ready.
+	PriceStatus func() (live bool, note string)
 }
 
 // Resolve returns the class's status: what its selectors resolve to, the
@@ -109,6 +116,17 @@ func (r *Resolver) Resolve(ctx context.Context, class *awsv1.EC2NodeClass) awsv1
 	set(ConditionInstanceProfileReady, err, "")
 
 	set(ConditionValidationSucceeded, r.validate(ctx, class, &st), "")
+
+	if r.PriceStatus != nil {
+		live, note := r.PriceStatus()
+		c := metav1.Condition{Type: ConditionPricesLive, Status: metav1.ConditionTrue, Reason: "PricingAPI", Message: note, ObservedGeneration: gen}
+		if !live {
+			c.Status, c.Reason = metav1.ConditionFalse, "BuiltinPrices"
+		}
+		if note != "" {
+			meta.SetStatusCondition(&st.Conditions, c)
+		}
+	}
 
 	var notReady []string
 	for _, t := range partConditions {

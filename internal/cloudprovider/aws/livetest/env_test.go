@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	corev1 "k8s.io/api/core/v1"
@@ -31,19 +29,14 @@ func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }
 
 const (
 	clusterName = "live"
-	k8sVersion  = "1.34"
-	discovery   = "karpenter.sh/discovery"
+	k8sVersion  = testaws.KubernetesVersion
+	discovery   = testaws.DiscoveryTag
 )
 
-// al2023Parameter is the public parameter of the AL2023 standard image.
-func al2023Parameter(arch string) string {
-	return "/aws/service/eks/optimized-ami/" + k8sVersion + "/amazon-linux-2023/" + arch + "/standard/recommended/image_id"
-}
+func al2023Parameter(arch string) string { return testaws.AL2023Parameter(arch) }
 
-// env is one test's AWS account in moto: a VPC with two tagged subnets
-// (us-east-1a, us-east-1b) and one untagged, a tagged security group and
-// one untagged, an IAM role, and EKS image parameters pointing at two of
-// moto's Amazon images per architecture.
+// env is one test's AWS account in moto (testaws.Account) with the
+// provider and the EC2NodeClass controller on it.
 type env struct {
 	front    *testaws.Front
 	ec2      *ec2.Client
@@ -57,60 +50,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
 	moto := testaws.Start(t)
 	front := testaws.NewFront(t, moto)
 	cfg := front.Config()
-	e := &env{front: front, ec2: ec2.NewFromConfig(cfg), subnets: map[string]string{}, images: map[string][]string{}}
-	vpc, err := e.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tagged := []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeSubnet, Tags: []ec2types.Tag{{Key: aws.String(discovery), Value: aws.String(clusterName)}}}}
-	for i, zone := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
-		in := &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String("10.0." + string(rune('1'+i)) + ".0/24"), AvailabilityZone: aws.String(zone)}
-		if zone != "us-east-1c" {
-			in.TagSpecifications = tagged
-		}
-		s, err := e.ec2.CreateSubnet(ctx, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if zone == "us-east-1c" {
-			e.untagged = aws.ToString(s.Subnet.SubnetId)
-		} else {
-			e.subnets[zone] = aws.ToString(s.Subnet.SubnetId)
-		}
-	}
-	sg, err := e.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nodes"), Description: aws.String("nodes"), VpcId: vpc.Vpc.VpcId,
-		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeSecurityGroup, Tags: []ec2types.Tag{{Key: aws.String(discovery), Value: aws.String(clusterName)}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.group = aws.ToString(sg.GroupId)
-	if _, err := e.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("other"), Description: aws.String("other"), VpcId: vpc.Vpc.VpcId}); err != nil {
-		t.Fatal(err)
-	}
-	imgs, err := e.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
-		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amzn2-ami-hvm-*"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, img := range imgs.Images {
-		arch := "x86_64"
-		if img.Architecture == ec2types.ArchitectureValuesArm64 {
-			arch = "arm64"
-		}
-		e.images[arch] = append(e.images[arch], aws.ToString(img.ImageId))
-	}
-	if len(e.images["x86_64"]) < 2 || len(e.images["arm64"]) < 1 {
-		t.Fatalf("moto's Amazon images lack what the test needs: %v", e.images)
-	}
-	front.SetParameter(al2023Parameter("x86_64"), e.images["x86_64"][0])
-	front.SetParameter(al2023Parameter("arm64"), e.images["arm64"][0])
-	if _, err := iam.NewFromConfig(cfg).CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("KarpenterNodeRole-live"), AssumeRolePolicyDocument: aws.String("{}")}); err != nil {
-		t.Fatal(err)
-	}
+	acct := testaws.NewAccount(t, front, clusterName)
+	e := &env{front: front, ec2: ec2.NewFromConfig(cfg), subnets: acct.Subnets, untagged: acct.Untagged, group: acct.Group, images: acct.Images}
+	var err error
 	e.provider, err = awsprovider.NewProvider(cluster.Client, e.ec2, awsprovider.ProviderOptions{
 		ClusterName: clusterName, ClusterEndpoint: "https://127.0.0.1:6443", CABundle: []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
 		ClusterCIDR: "10.100.0.0/16", Region: testaws.Region, VMMemoryOverheadPercent: 0.075,
