@@ -284,8 +284,29 @@ func spotInterruption(t *testing.T, w *world) {
 	id := strings.TrimPrefix(victim.Status.ProviderID, "aws:///"+victim.Labels[corev1.LabelTopologyZone]+"/")
 	body := `{"version":"0","id":"e2e-spot","detail-type":"EC2 Spot Instance Interruption Warning","source":"aws.ec2","account":"123456789012",` +
 		`"time":"2026-11-25T12:00:00Z","region":"us-east-1","resources":[],"detail":{"instance-id":"` + id + `","instance-action":"terminate"}}`
+	sent := metav1.Now()
 	if _, err := w.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(w.queue), MessageBody: aws.String(body)}); err != nil {
 		t.Fatal(err)
+	}
+	// Replacement first: when the interrupted node goes, a NodeClaim made
+	// after the event must already be initialized.
+	replacedFirst, replacements := false, 0
+	eventually(t, 4*time.Minute, "the interrupted node "+victim.Status.NodeName+" to go", func() (bool, error) {
+		err := kc.Get(context.Background(), client.ObjectKey{Name: victim.Status.NodeName}, &corev1.Node{})
+		if client.IgnoreNotFound(err) != nil || err == nil {
+			return false, fmt.Errorf("node %s still there (err %v)", victim.Status.NodeName, err)
+		}
+		for _, c := range claims(t) {
+			if c.CreationTimestamp.After(sent.Time) {
+				replacements++
+				replacedFirst = replacedFirst || meta.IsStatusConditionTrue(c.Status.Conditions, karpv1.ConditionTypeInitialized)
+			}
+		}
+		return true, nil
+	})
+	t.Logf("%d NodeClaims made after the interruption; one initialized before the node went: %v", replacements, replacedFirst)
+	if replacements > 0 && !replacedFirst {
+		t.Errorf("node %s of the interrupted instance went before any replacement NodeClaim initialized", victim.Status.NodeName)
 	}
 	eventually(t, 4*time.Minute, "the interrupted NodeClaim "+victim.Name+" to go", gone(victim.Name))
 	waitRunning(t, ns, 100, 4*time.Minute)
@@ -315,22 +336,40 @@ func amiDrift(t *testing.T, w *world) {
 func terminatedBehindOurBack(t *testing.T, w *world) {
 	victim := pick(t, "general")
 	id := strings.TrimPrefix(victim.Status.ProviderID, "aws:///"+victim.Labels[corev1.LabelTopologyZone]+"/")
+	var onVictim corev1.PodList
+	if err := kc.List(context.Background(), &onVictim, client.InNamespace(ns), client.MatchingFields{"spec.nodeName": victim.Status.NodeName}); err != nil {
+		t.Fatal(err)
+	}
+	if len(onVictim.Items) == 0 {
+		t.Fatalf("no pod runs on %s; the step needs one", victim.Status.NodeName)
+	}
 	if _, err := w.ec2.TerminateInstances(context.Background(), &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 4*time.Minute, "the NodeClaim "+victim.Name+" of the terminated instance to go", gone(victim.Name))
+	eventually(t, 4*time.Minute, "the pods of the lost node to be gone", func() (bool, error) {
+		left := 0
+		for _, p := range onVictim.Items {
+			if kc.Get(context.Background(), client.ObjectKeyFromObject(&p), &corev1.Pod{}) == nil {
+				left++
+			}
+		}
+		return left == 0, fmt.Errorf("%d of %d pods of %s still exist", left, len(onVictim.Items), victim.Status.NodeName)
+	})
 	waitRunning(t, ns, 100, 4*time.Minute)
 	w.checkInstances(t, w.acct.Images["x86_64"][1])
 }
 
-// killedDuringScaleUp: 200 more pods while the controller is SIGKILLed
-// five times, each time a new NodeClaim appeared since the last kill. No
-// NodeClaim gets two instances and no instance is left without one.
+// killedDuringScaleUp: 200 more pods of one vCPU, in five steps of 40,
+// and after each step the controller is SIGKILLed as soon as a NodeClaim
+// for it appears, and started again. No NodeClaim gets two instances and no
+// instance is left without one.
 func killedDuringScaleUp(t *testing.T, w *world) {
-	scale(t, ns, "worker", 230)
-	for i := 0; i < 5; i++ {
+	deployment(t, ns, "batch", 0, map[string]string{karpv1.NodePoolLabelKey: "general"}, "1", "1Gi")
+	for i := 1; i <= 5; i++ {
 		n := len(claims(t))
-		eventually(t, 3*time.Minute, "a new NodeClaim", func() (bool, error) {
+		scale(t, ns, "batch", int32(40*i))
+		eventually(t, 3*time.Minute, "a NodeClaim for step "+fmt.Sprint(i), func() (bool, error) {
 			return len(claims(t)) > n, fmt.Errorf("%d NodeClaims", n)
 		})
 		if err := env.KillController(syscall.SIGKILL); err != nil {

@@ -150,6 +150,18 @@ func TestLaunchGetListDelete(t *testing.T) {
 	}
 	e.checkUserData(t, class, inst)
 
+	// A second claim of the same template: the template ID is cached.
+	second := claim(t, "launch-2", "launch", "1500m", req(corev1.LabelArchStable, corev1.NodeSelectorOpIn, "amd64"))
+	before = e.front.Calls()
+	if _, err := e.provider.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	calls = diff(before, e.front.Calls())
+	t.Logf("AWS calls for a later NodeClaim of the same launch template: %v", calls)
+	if want := map[string]int{"ec2:DescribeInstances": 2, "ec2:CreateFleet": 1}; !maps.Equal(calls, want) {
+		t.Errorf("calls = %v, want %v", calls, want)
+	}
+
 	again, err := e.provider.Create(ctx, nc)
 	if err != nil || again.Status.ProviderID != out.Status.ProviderID {
 		t.Fatalf("second Create = %v, %v; want the same instance %s", again, err, out.Status.ProviderID)
@@ -159,8 +171,8 @@ func TestLaunchGetListDelete(t *testing.T) {
 		t.Fatalf("Get = %v, %v", got, err)
 	}
 	all, err := e.provider.List(ctx)
-	if err != nil || len(all) != 1 || all[0].Status.ProviderID != out.Status.ProviderID {
-		t.Fatalf("List = %v, %v; want only %s", all, err, out.Status.ProviderID)
+	if err != nil || len(all) != 2 || all[0].Status.ProviderID != out.Status.ProviderID || all[1].Name != "launch-2" {
+		t.Fatalf("List = %v, %v; want %s and launch-2's", all, err, out.Status.ProviderID)
 	}
 	nc.Status.ProviderID = out.Status.ProviderID
 	if err := e.provider.Delete(ctx, nc); err != nil {
