@@ -53,6 +53,7 @@ func TestAWSProviderEndToEnd(t *testing.T) {
 		run  func(*testing.T, *world)
 	}{
 		{"ScaleUp100Pods", scaleUp100},
+		{"InsufficientCapacityFallsBack", insufficientCapacity},
 		{"SpotInterruption", spotInterruption},
 		{"AMIDrift", amiDrift},
 		{"InstanceTerminatedBehindOurBack", terminatedBehindOurBack},
@@ -150,6 +151,56 @@ func scaleUp100(t *testing.T, w *world) {
 	cs := claims(t)
 	calls := diff(before, w.front.Calls())
 	t.Logf("100 pods Running %s after the Deployments were created, on %d NodeClaims; AWS calls meanwhile: %v", took.Round(100*time.Millisecond), len(cs), calls)
+	w.checkInstances(t, "")
+}
+
+// insufficientCapacity: a NodePool pinned to c6a.large, c5a.large and
+// c5.large (cheapest first), with the first two out of on-demand capacity
+// in every zone: one CreateFleet launches c5.large, and no NodeClaim fails.
+func insufficientCapacity(t *testing.T, w *world) {
+	ctx := context.Background()
+	for _, it := range []string{"c6a.large", "c5a.large"} {
+		for zone := range w.acct.Subnets {
+			w.front.SetInsufficientCapacity(it, zone, karpv1.CapacityTypeOnDemand, true)
+		}
+	}
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "pinned"}, Spec: karpv1.NodePoolSpec{
+		Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{
+			NodeClassRef: &karpv1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "default"},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+				req(karpv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, karpv1.CapacityTypeOnDemand),
+				req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "c6a.large", "c5a.large", "c5.large")},
+		}},
+		Disruption: karpv1.Disruption{ConsolidateAfter: karpv1.MustParseNillableDuration("Never")},
+	}}
+	if err := kc.Create(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	namespace(t, "ice")
+	before := w.front.Calls()
+	deployment(t, "ice", "pinned", 1, map[string]string{karpv1.NodePoolLabelKey: "pinned"}, "1", "1Gi")
+	seen := map[string]bool{}
+	eventually(t, 4*time.Minute, "the pinned pod Running", func() (bool, error) {
+		for _, c := range claims(t) {
+			if c.Labels[karpv1.NodePoolLabelKey] == "pinned" {
+				seen[c.Name] = true
+			}
+		}
+		running, other, err := podCounts("ice")
+		return err == nil && running == 1 && other == 0, fmt.Errorf("%d running, %d not (err %v)", running, other, err)
+	})
+	var launched []string
+	for _, c := range claims(t) {
+		if c.Labels[karpv1.NodePoolLabelKey] == "pinned" {
+			launched = append(launched, c.Labels[corev1.LabelInstanceTypeStable])
+		}
+	}
+	if !slices.Equal(launched, []string{"c5.large"}) || len(seen) != 1 {
+		t.Errorf("pinned NodeClaims launched as %v (%d NodeClaims seen); want one c5.large", launched, len(seen))
+	}
+	if calls := diff(before, w.front.Calls()); calls["ec2:CreateFleet"] != 1 {
+		t.Errorf("%d CreateFleet calls, want 1: the fallback happens within one launch (calls %v)", calls["ec2:CreateFleet"], calls)
+	}
 	w.checkInstances(t, "")
 }
 

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
@@ -52,13 +53,17 @@ func deployment(t *testing.T, ns, name string, replicas int32, selector map[stri
 
 func scale(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := kc.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Replicas = &replicas
-	if err := kc.Update(context.Background(), d); err != nil {
-		t.Fatal(err)
+	// The Deployment controller writes the object too; retry on conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := kc.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return err
+		}
+		d.Spec.Replicas = &replicas
+		return kc.Update(context.Background(), d)
+	})
+	if err != nil {
+		t.Fatalf("scaling %s/%s to %d: %v", ns, name, replicas, err)
 	}
 }
 

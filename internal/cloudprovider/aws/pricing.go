@@ -94,9 +94,9 @@ func onDemandPrice(doc string) (string, float64, error) {
 }
 
 // ApplySpotPrices sets each spot offering's price to the latest of EC2's
-// spot price history for its type and zone, and says in the catalog's
-// SpotPriceModel how many came from the history; offerings without history
-// keep the model's price.
+// spot price history for its type and zone. An offering the history has no
+// price for is not offered: it cannot be compared. When the history cannot
+// be read at all, the caller keeps the catalog's modelled prices.
 func ApplySpotPrices(ctx context.Context, api EC2SpotPrices, c *catalog.Catalog) error {
 	type key struct{ t, z string }
 	latest := map[key]float64{}
@@ -124,18 +124,21 @@ func ApplySpotPrices(ctx context.Context, api EC2SpotPrices, c *catalog.Catalog)
 	total, fromHistory := 0, 0
 	for i := range c.InstanceTypes {
 		t := &c.InstanceTypes[i]
-		for j := range t.Offerings {
-			o := &t.Offerings[j]
+		kept := t.Offerings[:0]
+		for _, o := range t.Offerings {
 			if o.CapacityType != string(ec2types.DefaultTargetCapacityTypeSpot) {
+				kept = append(kept, o)
 				continue
 			}
 			total++
 			if p, ok := latest[key{t.Name, o.Zone}]; ok {
 				o.Price = p
 				fromHistory++
+				kept = append(kept, o)
 			}
 		}
+		t.Offerings = kept
 	}
-	c.SpotPriceModel = fmt.Sprintf("EC2's spot price history for %d of %d spot offerings; the rest modelled (35%% of on-demand)", fromHistory, total)
+	c.SpotPriceModel = fmt.Sprintf("EC2's spot price history: %d of %d spot offerings priced; the rest are not offered", fromHistory, total)
 	return nil
 }

@@ -44,7 +44,7 @@ func TestPricesFromPricingAPIAndSpotHistory(t *testing.T) {
 	if len(got) != 2 || got["m5.large"] != 0.096 || got["c5.large"] != 0.085 {
 		t.Errorf("on-demand prices %v, want m5.large 0.096 and c5.large 0.085 only", got)
 	}
-	if spot == 0 || !strings.Contains(c.SpotPriceModel, "spot price history") {
+	if spot == 0 || !strings.Contains(c.SpotPriceModel, "spot price history") || !strings.Contains(c.SpotPriceModel, "not offered") {
 		t.Errorf("%d spot offerings, model %q", spot, c.SpotPriceModel)
 	}
 	if live, note := r.PriceStatus(); !live || !strings.Contains(note, "Pricing API") {
