@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/instancetype"
 )
@@ -105,4 +107,18 @@ type NodeClassNotReadyError struct {
 
 func (e *NodeClassNotReadyError) Error() string {
 	return fmt.Sprintf("NodeClass %s is not ready: %s", e.NodeClass, e.Reason)
+}
+
+// Fits reports whether allocatable holds every positive request: whether
+// an instance type can take a NodeClaim at all.
+func Fits(allocatable, requests corev1.ResourceList) bool {
+	for name, q := range requests {
+		if q.Sign() <= 0 {
+			continue
+		}
+		if a, ok := allocatable[name]; !ok || a.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -20,6 +20,7 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/snapshot"
+	"github.com/nodewright/nodewright/internal/testkube"
 )
 
 func req(key string, op corev1.NodeSelectorOperator, values ...string) karpv1.NodeSelectorRequirementWithMinValues {
@@ -107,48 +108,17 @@ func deployment(t *testing.T, ns, name string, replicas int32, selector map[stri
 func ptr[T any](v T) *T { return &v }
 
 // podCounts counts a namespace's pods that are Running on a node, and the rest.
-func podCounts(ns string) (running, other int, err error) {
-	var pods corev1.PodList
-	if err := kc.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
-		return 0, 0, err
-	}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning {
-			running++
-		} else {
-			other++
-		}
-	}
-	return running, other, nil
-}
+func podCounts(ns string) (running, other int, err error) { return testkube.PodCounts(kc, ns) }
 
 // waitRunning waits until want pods of ns are Running, bound by kube-scheduler.
 func waitRunning(t *testing.T, ns string, want int, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, fmt.Sprintf("%d pods Running in %s", want, ns), func() (bool, error) {
-		running, other, err := podCounts(ns)
-		return err == nil && running == want && other == 0, fmt.Errorf("%d running, %d not (err %v)", running, other, err)
-	})
+	testkube.WaitRunning(t, kc, ns, want, timeout)
 }
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last error
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		last = err
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last: %v", timeout, what, last)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	testkube.Eventually(t, timeout, what, cond)
 }
 
 // claimsOf lists a NodePool's NodeClaims; every NodeClaim for pool "".

@@ -13,16 +13,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nodewright/nodewright/internal/devcluster"
 	"github.com/nodewright/nodewright/internal/devenv"
-	"github.com/nodewright/nodewright/internal/kubebin"
 	"github.com/nodewright/nodewright/internal/operator"
+	"github.com/nodewright/nodewright/internal/testkube"
 )
 
 var (
@@ -33,42 +31,14 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	ctx := context.Background()
-	bins, err := kubebin.Binaries()
+	var down func()
+	var err error
+	env, down, err = testkube.Up(context.Background(), "e2eaws")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2eaws:", err)
 		return 1
 	}
-	root, err := kubebin.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2eaws:", err)
-		return 1
-	}
-	tmp, err := os.MkdirTemp("", "nodewright-e2eaws-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2eaws:", err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	binary := filepath.Join(tmp, "nodewright")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/nodewright")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2eaws: building nodewright:", err)
-		return 1
-	}
-	env, err = devenv.Up(ctx, devcluster.Options{
-		Name:        fmt.Sprintf("nw-e2eaws-%d", os.Getpid()),
-		BinariesDir: bins,
-		WorkDir:     filepath.Join(tmp, "kwok"),
-		Ephemeral:   true,
-		Log:         os.Stderr,
-	}, binary)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2eaws: starting the local cluster:", err)
-		return 1
-	}
-	defer func() { _ = env.Down(context.Background()) }()
+	defer down()
 	kc, err = client.New(env.Config, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2eaws:", err)

@@ -102,7 +102,7 @@ func (p *Provider) candidates(claim *karpv1.NodeClaim, class *awsv1.EC2NodeClass
 	subnets := subnetPerZone(class.Status.Subnets)
 	var out []candidate
 	for _, it := range types {
-		if it.Requirements.Compatible(reqs) != nil || !fits(it.Allocatable(), claim.Spec.Resources.Requests) {
+		if it.Requirements.Compatible(reqs) != nil || !cloudprovider.Fits(it.Allocatable(), claim.Spec.Resources.Requests) {
 			continue
 		}
 		ami := amiFor(class.Status.AMIs, it)
@@ -128,19 +128,6 @@ func (p *Provider) candidates(claim *karpv1.NodeClaim, class *awsv1.EC2NodeClass
 		seen[c.it.Name] = true
 	}
 	return out
-}
-
-// fits reports whether allocatable holds every positive request.
-func fits(allocatable, requests corev1.ResourceList) bool {
-	for name, q := range requests {
-		if q.Sign() <= 0 {
-			continue
-		}
-		if a, ok := allocatable[name]; !ok || a.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // fleet makes one CreateFleet call over cands, which share a capacity type.

@@ -71,7 +71,7 @@ func (p *Provider) candidates(claim *karpv1.NodeClaim) []candidate {
 	}
 	var out []candidate
 	for _, it := range p.types {
-		if it.Requirements.Compatible(reqs) != nil || !fits(p.allocatable[it.Name], claim.Spec.Resources.Requests) {
+		if it.Requirements.Compatible(reqs) != nil || !cloudprovider.Fits(p.allocatable[it.Name], claim.Spec.Resources.Requests) {
 			continue
 		}
 		for _, o := range it.Offerings {
@@ -85,19 +85,6 @@ func (p *Provider) candidates(claim *karpv1.NodeClaim) []candidate {
 			cmp.Compare(a.offering.Zone, b.offering.Zone), cmp.Compare(a.offering.CapacityType, b.offering.CapacityType))
 	})
 	return out
-}
-
-// fits reports whether allocatable holds every positive request.
-func fits(allocatable, requests corev1.ResourceList) bool {
-	for name, q := range requests {
-		if q.Sign() <= 0 {
-			continue
-		}
-		if a, ok := allocatable[name]; !ok || a.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // launch turns claim into an instance of c, creating its Node now when the
