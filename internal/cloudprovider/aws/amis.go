@@ -78,7 +78,7 @@ func aliasVariants(a awsv1.Alias, k8s string) ([]aliasVariant, error) {
 		for _, v := range []struct {
 			suffix, name, arch string
 			reqs               []corev1.NodeSelectorRequirement
-		}{{"", "", "amd64", standardReqs}, {"-gpu", "-gpu", "amd64", nvidiaReqs}, {"-arm64", "-arm64", "arm64", standardReqs}} {
+		}{{"", "", "amd64", standardReqs}, {"-gpu", "-gpu", "amd64", nvidiaReqs}, {"-gpu", "-gpu", "amd64", neuronReqs}, {"-arm64", "-arm64", "arm64", standardReqs}} {
 			release := "recommended"
 			if !latest {
 				release = fmt.Sprintf("amazon-eks%s-node-%s-%s", v.name, k8s, a.Version)
@@ -123,30 +123,39 @@ func AMIs(ctx context.Context, ec2api EC2Images, ssmapi SSM, class *awsv1.EC2Nod
 		if err != nil {
 			return nil, err
 		}
-		ids := map[string][]corev1.NodeSelectorRequirement{}
+		// One image may serve several variants (AL2's GPU image runs both
+		// Nvidia and Neuron types), each with its requirements.
+		ids := map[string][][]corev1.NodeSelectorRequirement{}
 		var order []string
+		values := map[string]string{}
 		for _, v := range variants {
-			id, err := parameter(ctx, ssmapi, v.parameter)
-			if err != nil {
-				return nil, fmt.Errorf("spec.amiSelectorTerms alias %s@%s: %w", alias.Family, alias.Version, err)
+			id, ok := values[v.parameter]
+			if !ok {
+				var err error
+				if id, err = parameter(ctx, ssmapi, v.parameter); err != nil {
+					return nil, fmt.Errorf("spec.amiSelectorTerms alias %s@%s: %w", alias.Family, alias.Version, err)
+				}
+				values[v.parameter] = id
 			}
 			if id == "" {
 				continue // this variant is not published for the version
 			}
 			if _, seen := ids[id]; !seen {
 				order = append(order, id)
-				ids[id] = v.requirements
 			}
+			ids[id] = append(ids[id], v.requirements)
 		}
 		if len(order) == 0 {
 			return nil, fmt.Errorf("spec.amiSelectorTerms alias %s@%s: no EKS-optimized image is published for Kubernetes %s", alias.Family, alias.Version, k8s)
 		}
-		images, err := describeImages(ctx, ec2api, &ec2.DescribeImagesInput{ImageIds: order})
+		images, err := describeImages(ctx, ec2api, &ec2.DescribeImagesInput{ImageIds: order, IncludeDeprecated: aws.Bool(true)})
 		if err != nil {
 			return nil, fmt.Errorf("spec.amiSelectorTerms alias %s@%s: %w", alias.Family, alias.Version, err)
 		}
 		for _, img := range images {
-			cands = append(cands, imageCandidate{image: img, requirements: ids[aws.ToString(img.ImageId)]})
+			for _, reqs := range ids[aws.ToString(img.ImageId)] {
+				cands = append(cands, imageCandidate{image: img, requirements: reqs})
+			}
 		}
 	} else {
 		for i, term := range class.Spec.AMISelectorTerms {
@@ -168,7 +177,9 @@ func AMIs(ctx context.Context, ec2api EC2Images, ssmapi SSM, class *awsv1.EC2Nod
 
 // termQuery turns one non-alias term into a DescribeImages query.
 func termQuery(ctx context.Context, ssmapi SSM, term awsv1.AMISelectorTerm) (*ec2.DescribeImagesInput, error) {
-	in := &ec2.DescribeImagesInput{Filters: tagFilters(term.Tags)}
+	// Deprecated images are asked for too: when every match is deprecated,
+	// the newest of them is used rather than none.
+	in := &ec2.DescribeImagesInput{Filters: tagFilters(term.Tags), IncludeDeprecated: aws.Bool(true)}
 	id := term.ID
 	if term.SSMParameter != "" {
 		v, err := parameter(ctx, ssmapi, term.SSMParameter)

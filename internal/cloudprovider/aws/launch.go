@@ -495,14 +495,12 @@ func ProviderID(zone, instanceID string) string {
 	return "aws:///" + zone + "/" + instanceID
 }
 
-// parseProviderID returns the instance ID of an AWS provider ID.
+// parseProviderID returns the instance ID of an AWS provider ID,
+// aws:///<zone>/<instance-id> with both parts present.
 func parseProviderID(id string) (string, error) {
 	rest, ok := strings.CutPrefix(id, "aws:///")
-	if !ok {
-		return "", fmt.Errorf("provider ID %q is not an AWS one (aws:///<zone>/<instance-id>)", id)
-	}
-	_, inst, ok := strings.Cut(rest, "/")
-	if !ok || !strings.HasPrefix(inst, "i-") {
+	zone, inst, cut := strings.Cut(rest, "/")
+	if !ok || !cut || zone == "" || !strings.HasPrefix(inst, "i-") || strings.Contains(inst, "/") {
 		return "", fmt.Errorf("provider ID %q is not an AWS one (aws:///<zone>/<instance-id>)", id)
 	}
 	return inst, nil
