@@ -33,6 +33,7 @@ import (
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/disruption"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
+	"github.com/nodewright/nodewright/internal/controller/nodepool"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/controller/termination"
 	"github.com/nodewright/nodewright/internal/learned"
@@ -168,6 +169,10 @@ func Run(ctx context.Context, opts Options) error {
 		Room: &termination.Room{Client: mgr.GetClient(), Cloud: provider, Learned: store, MaxAge: 2 * time.Second}}
 	if err := drain.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the termination controller: %w", err)
+	}
+	poolStatus := &nodepool.Controller{Client: mgr.GetClient(), Cloud: provider}
+	if err := poolStatus.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the NodePool status controller: %w", err)
 	}
 	prov := provisioning.New(mgr.GetClient(), mgr.GetAPIReader(), provider, store, recorder, opts.Provisioning)
 	if err := mgr.Add(prov); err != nil {

@@ -1,0 +1,107 @@
+package nodepool
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/cloudprovider"
+)
+
+// Resync is how often a NodePool's status is looked at with no event: a
+// NodeClass becoming ready shows within it.
+const Resync = 30 * time.Second
+
+// MinWriteInterval spaces a NodePool's status writes: during a burst its
+// node count changes many times a second, and the API server has better
+// things to do.
+const MinWriteInterval = 2 * time.Second
+
+// Controller writes NodePool status.
+type Controller struct {
+	Client client.Client
+	Cloud  cloudprovider.CloudProvider
+	Now    func() time.Time
+
+	mu      sync.Mutex
+	written map[string]time.Time
+}
+
+// SetupWithManager registers the controller: it runs for a NodePool when
+// the pool or one of its NodeClaims changes, and every Resync.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.written = map[string]time.Time{}
+	return ctrl.NewControllerManagedBy(mgr).Named("nodepool.status").
+		For(&karpv1.NodePool{}).
+		Watches(&karpv1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if pool := o.GetLabels()[karpv1.NodePoolLabelKey]; pool != "" {
+				return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: pool}}}
+			}
+			return nil
+		})).
+		Complete(c)
+}
+
+// Reconcile observes one NodePool, decides its status and writes it when
+// it changed.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	np := &karpv1.NodePool{}
+	if err := c.Client.Get(ctx, req.NamespacedName, np); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if np.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	c.mu.Lock()
+	wait := MinWriteInterval - c.Now().Sub(c.written[np.Name])
+	c.mu.Unlock()
+	if wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	claims := &karpv1.NodeClaimList{}
+	if err := c.Client.List(ctx, claims, client.MatchingLabels{karpv1.NodePoolLabelKey: np.Name}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing NodeClaims of NodePool %s: %w", np.Name, err)
+	}
+	obs := Observed{Claims: claims.Items, Nodes: map[string]*corev1.Node{}}
+	for _, cl := range claims.Items {
+		if cl.Status.NodeName == "" {
+			continue
+		}
+		n := &corev1.Node{}
+		if err := c.Client.Get(ctx, client.ObjectKey{Name: cl.Status.NodeName}, n); err == nil {
+			obs.Nodes[n.Name] = n
+		}
+	}
+	_, obs.ClassErr = c.Cloud.InstanceTypes(ctx, np)
+	status := Decide(np, obs)
+	if equality.Semantic.DeepEqual(status, np.Status) {
+		return reconcile.Result{RequeueAfter: Resync}, nil
+	}
+	before := np.DeepCopy()
+	np.Status = status
+	// Optimistic lock: the disruption loop writes its budgets condition
+	// into the same list, and a merge patch replaces the whole list.
+	if err := c.Client.Status().Patch(ctx, np, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return reconcile.Result{Requeue: true}, nil
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	c.mu.Lock()
+	c.written[np.Name] = c.Now()
+	c.mu.Unlock()
+	return reconcile.Result{RequeueAfter: Resync}, nil
+}
