@@ -2,6 +2,8 @@ package instancetype
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,6 +72,11 @@ func CompileOverlay(o *karpv1alpha1.NodeOverlay) (Overlay, error) {
 	}
 	if _, ok := o.Spec.Capacity[corev1.ResourceEphemeralStorage]; ok {
 		return out, fmt.Errorf("NodeOverlay %s: spec.capacity may not set ephemeral-storage; remove it", o.Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Spec.Capacity)) {
+		if q := o.Spec.Capacity[name]; q.Sign() <= 0 {
+			return out, fmt.Errorf("NodeOverlay %s: spec.capacity[%s] is %s; a capacity must be positive (remove the entry to leave the type's own)", o.Name, name, q.String())
+		}
 	}
 	return out, nil
 }

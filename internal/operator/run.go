@@ -33,6 +33,7 @@ import (
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/disruption"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
+	"github.com/nodewright/nodewright/internal/controller/nodeoverlay"
 	"github.com/nodewright/nodewright/internal/controller/nodepool"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/controller/termination"
@@ -173,6 +174,9 @@ func Run(ctx context.Context, opts Options) error {
 	poolStatus := &nodepool.Controller{Client: mgr.GetClient(), Cloud: provider}
 	if err := poolStatus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NodePool status controller: %w", err)
+	}
+	if err := (&nodeoverlay.Controller{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the NodeOverlay status controller: %w", err)
 	}
 	prov := provisioning.New(mgr.GetClient(), mgr.GetAPIReader(), provider, store, recorder, opts.Provisioning)
 	if err := mgr.Add(prov); err != nil {
