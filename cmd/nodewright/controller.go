@@ -71,6 +71,7 @@ func controllerCommand() *cobra.Command {
 	fl.DurationVar(&o.GCInterval, "gc-interval", o.GCInterval, "how often leaked instances and orphaned NodeClaims are looked for")
 	fl.DurationVar(&o.Disruption.Interval, "disruption-interval", o.Disruption.Interval, "how often the disruption loop looks for nodes to expire, replace, delete or consolidate")
 	fl.BoolVar(&o.Disruption.SpotToSpot, "spot-to-spot-consolidation", o.Disruption.SpotToSpot, "let consolidation replace a spot node by a cheaper spot node (off: spot nodes are only deleted)")
+	fl.IntVar(&o.Disruption.SpotToSpotMinTypes, "spot-to-spot-min-instance-types", 15, "spot-to-spot consolidation replaces a single spot node only when this many instance types are cheaper, and launches the replacement from that many of the cheapest (Karpenter's 15)")
 	fl.DurationVar(&o.Disruption.ValidationDelay, "consolidation-validation-delay", o.Disruption.ValidationDelay, "carry out emptiness and consolidation only when the loops of this long decide them again; 0 acts at once")
 	fl.DurationVar(&o.Disruption.ReplacementTimeout, "replacement-timeout", o.Disruption.ReplacementTimeout, "give up a disruption whose replacement nodes have not initialized within this long, keeping the old nodes")
 	fl.StringVar(&o.KWOK.CatalogFile, "kwok-catalog", "", "JSON instance-type catalog for the kwok provider (docs/catalog.md); empty is the built-in one")

@@ -26,6 +26,9 @@ type Options struct {
 	Interval time.Duration
 	// SpotToSpot lets consolidation replace spot nodes by cheaper spot nodes.
 	SpotToSpot bool
+	// SpotToSpotMinTypes is the spot replacement flexibility guard; zero
+	// is Karpenter's 15.
+	SpotToSpotMinTypes int
 	// ReplacementTimeout gives up a replacement that has not initialized by
 	// then; the nodes it was for are kept.
 	ReplacementTimeout time.Duration
@@ -104,7 +107,7 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	start := time.Now()
 	plan := planner.Decide(planner.Input{Cluster: cluster, PDBs: pdbs, PoolTypes: poolTypes, CloudDrift: cloudDrift,
 		Started: c.recentStarts(cluster, now), Now: now, SingleNodeCursor: c.cursor,
-		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
+		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, SpotToSpotMinTypes: c.Opts.SpotToSpotMinTypes, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
 	metrics.DisruptionDecisionDuration.Observe(time.Since(start).Seconds())
 	act, wait, proposals := planner.Validate(plan.Commands, plan.HeldByBudget, c.proposals, now, c.Opts.ValidationDelay)

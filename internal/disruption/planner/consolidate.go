@@ -2,9 +2,13 @@ package planner
 
 import (
 	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/disruption/protect"
+	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/solver"
 )
 
@@ -85,9 +89,72 @@ func (p *planning) consolidation(cs []*candidate) (Command, bool, string) {
 	if !ok {
 		return Command{}, false, fmt.Sprintf("no replacement is cheaper than $%.4f/h", price)
 	}
+	if spot {
+		var why string
+		if nc, why = p.spotFlexibility(cs, nc); why != "" {
+			return Command{}, false, why
+		}
+	}
 	return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Replace, Consolidation: true, Replacements: []*solver.NewClaim{nc},
 		Savings: price - nc.Price(), receivers: sim.receivers,
 		Message: fmt.Sprintf("replaced by a cheaper node ($%.4f/h instead of $%.4f/h)", nc.Price(), price)}, true, ""
+}
+
+// DefaultSpotToSpotMinTypes is Karpenter's MinInstanceTypesForSpotToSpotConsolidation.
+const DefaultSpotToSpotMinTypes = 15
+
+// spotFlexibility applies Karpenter's guard to a spot replacement nc of
+// cs: EC2's spot allocation picks among the types offered, not the
+// cheapest, so a single node is replaced only when at least min types are
+// cheaper and its own type is not among the min cheapest (else the next
+// loop would replace the replacement); and the replacement offers only the
+// min cheapest types. It returns why not, or the narrowed replacement.
+func (p *planning) spotFlexibility(cs []*candidate, nc *solver.NewClaim) (*solver.NewClaim, string) {
+	limit := p.in.Options.SpotToSpotMinTypes
+	if limit <= 0 {
+		limit = DefaultSpotToSpotMinTypes
+	}
+	type priced struct {
+		it    *instancetype.InstanceType
+		price float64
+	}
+	var opts []priced
+	for _, it := range nc.InstanceTypes {
+		if o, ok := it.Offerings.Cheapest(nc.Requirements); ok {
+			opts = append(opts, priced{it, o.Price})
+		}
+	}
+	sort.SliceStable(opts, func(i, j int) bool {
+		if opts[i].price != opts[j].price {
+			return opts[i].price < opts[j].price
+		}
+		return opts[i].it.Name < opts[j].it.Name
+	})
+	if len(cs) == 1 {
+		if len(opts) < limit {
+			return nil, fmt.Sprintf("spot-to-spot consolidation needs %d cheaper instance type options than the current one, found %d", limit, len(opts))
+		}
+		current := ""
+		if c := cs[0]; c.claim != nil {
+			current = c.claim.Labels[corev1.LabelInstanceTypeStable]
+		} else if c.node != nil {
+			current = c.node.Labels[corev1.LabelInstanceTypeStable]
+		}
+		for _, o := range opts[:limit] {
+			if o.it.Name == current {
+				return nil, fmt.Sprintf("its instance type %s is among the %d cheapest options; replacing it could be undone at once", current, limit)
+			}
+		}
+	}
+	out := *nc
+	out.InstanceTypes = nil
+	for i, o := range opts {
+		if i == limit {
+			break
+		}
+		out.InstanceTypes = append(out.InstanceTypes, o.it)
+	}
+	return &out, ""
 }
 
 // cheaper narrows a planned replacement to the instance types cheaper than

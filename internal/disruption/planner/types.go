@@ -35,6 +35,12 @@ type Options struct {
 	// SpotToSpot lets consolidation replace a spot node by a cheaper spot
 	// node; off, spot nodes are only ever deleted, as in Karpenter.
 	SpotToSpot bool
+	// SpotToSpotMinTypes is Karpenter's flexibility guard: a single spot
+	// node is replaced only when at least this many instance types are
+	// cheaper, and a spot replacement launches from at most this many of
+	// the cheapest, so that it is not at once cheaper to replace again.
+	// Zero is 15, Karpenter's value.
+	SpotToSpotMinTypes int
 	// MultiNodeMax bounds how many nodes one multi-node consolidation takes.
 	MultiNodeMax int
 	// NominationGrace is the provisioner's: pods nominated to a NodeClaim
