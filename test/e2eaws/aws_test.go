@@ -149,7 +149,7 @@ func scaleUp100(t *testing.T, w *world) {
 	waitRunning(t, ns, 100, 8*time.Minute)
 	took := time.Since(start)
 	cs := claims(t)
-	calls := diff(before, w.front.Calls())
+	calls := testaws.CallsSince(before, w.front.Calls())
 	t.Logf("100 pods Running %s after the Deployments were created, on %d NodeClaims; AWS calls meanwhile: %v", took.Round(100*time.Millisecond), len(cs), calls)
 	w.checkInstances(t, "")
 }
@@ -198,7 +198,7 @@ func insufficientCapacity(t *testing.T, w *world) {
 	if !slices.Equal(launched, []string{"c5.large"}) || len(seen) != 1 {
 		t.Errorf("pinned NodeClaims launched as %v (%d NodeClaims seen); want one c5.large", launched, len(seen))
 	}
-	if calls := diff(before, w.front.Calls()); calls["ec2:CreateFleet"] != 1 {
+	if calls := testaws.CallsSince(before, w.front.Calls()); calls["ec2:CreateFleet"] != 1 {
 		t.Errorf("%d CreateFleet calls, want 1: the fallback happens within one launch (calls %v)", calls["ec2:CreateFleet"], calls)
 	}
 	w.checkInstances(t, "")
@@ -296,17 +296,6 @@ func tag(inst ec2types.Instance, key string) string {
 		}
 	}
 	return ""
-}
-
-func diff(before, after map[string]int) map[string]int {
-	out := maps.Clone(after)
-	for k, v := range before {
-		out[k] -= v
-		if out[k] == 0 {
-			delete(out, k)
-		}
-	}
-	return out
 }
 
 // pick returns a launched, registered NodeClaim of pool.

@@ -18,6 +18,7 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	awsprovider "github.com/nodewright/nodewright/internal/cloudprovider/aws"
+	"github.com/nodewright/nodewright/internal/testaws"
 )
 
 // TestNodeClassStatus resolves a class against moto: the tagged subnets
@@ -103,7 +104,7 @@ func TestLaunchGetListDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := diff(before, e.front.Calls())
+	calls := testaws.CallsSince(before, e.front.Calls())
 	t.Logf("AWS calls for one NodeClaim (first of its launch template): %v", calls)
 	if calls["ec2:CreateFleet"] != 1 || calls["ec2:CreateLaunchTemplate"] != 1 {
 		t.Errorf("calls = %v, want one CreateFleet and one CreateLaunchTemplate", calls)
@@ -156,7 +157,7 @@ func TestLaunchGetListDelete(t *testing.T) {
 	if _, err := e.provider.Create(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	calls = diff(before, e.front.Calls())
+	calls = testaws.CallsSince(before, e.front.Calls())
 	t.Logf("AWS calls for a later NodeClaim of the same launch template: %v", calls)
 	if want := map[string]int{"ec2:DescribeInstances": 2, "ec2:CreateFleet": 1}; !maps.Equal(calls, want) {
 		t.Errorf("calls = %v, want %v", calls, want)
@@ -325,17 +326,6 @@ func poolFor(class string) *karpv1.NodePool {
 	np.Name = "default"
 	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: class}
 	return np
-}
-
-func diff(before, after map[string]int) map[string]int {
-	out := maps.Clone(after)
-	for k, v := range before {
-		out[k] -= v
-		if out[k] == 0 {
-			delete(out, k)
-		}
-	}
-	return out
 }
 
 func asNotReady(err error, target **cloudprovider.NodeClassNotReadyError) bool {
