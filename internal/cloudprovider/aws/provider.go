@@ -231,14 +231,14 @@ func (p *Provider) nodeClass(ctx context.Context, owner string, ref *karpv1.Node
 	case ready == nil:
 		return nil, &cloudprovider.NodeClassNotReadyError{NodeClass: ref.Name, Reason: "its status is not resolved yet"}
 	case ready.Status != metav1.ConditionTrue:
-		return nil, &cloudprovider.NodeClassNotReadyError{NodeClass: ref.Name, Reason: notReadyReason(class)}
+		return nil, &cloudprovider.NodeClassNotReadyError{NodeClass: ref.Name, Reason: NotReadyReason(class)}
 	}
 	return class, nil
 }
 
-// notReadyReason names the conditions that keep a class from Ready, with
+// NotReadyReason names the conditions that keep a class from Ready, with
 // their messages.
-func notReadyReason(class *awsv1.EC2NodeClass) string {
+func NotReadyReason(class *awsv1.EC2NodeClass) string {
 	var parts []string
 	for _, t := range partConditions {
 		if c := meta.FindStatusCondition(class.Status.Conditions, t); c != nil && c.Status != metav1.ConditionTrue {

@@ -86,25 +86,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	case ready != nil && ready.Status != "True":
 		logger.Info("EC2NodeClass is not ready", "reason", ready.Message)
-		c.Recorder.Event(class, corev1.EventTypeWarning, "NotReady", notReady(status))
+		// class.Status is status here: written above, or already equal.
+		c.Recorder.Event(class, corev1.EventTypeWarning, "NotReady", aws.NotReadyReason(class))
 		// Come back sooner: a missing tag or permission is usually fixed
 		// by hand within minutes.
 		return reconcile.Result{RequeueAfter: min(c.Interval, time.Minute)}, nil
 	}
 	return reconcile.Result{RequeueAfter: c.Interval}, nil
-}
-
-func notReady(st awsv1.EC2NodeClassStatus) string {
-	msg := ""
-	for _, cond := range st.Conditions {
-		if cond.Type != aws.ConditionReady && cond.Status != "True" {
-			if msg != "" {
-				msg += "; "
-			}
-			msg += cond.Type + ": " + cond.Message
-		}
-	}
-	return msg
 }
 
 // finalize waits until no NodeClaim refers to the class, then deletes the

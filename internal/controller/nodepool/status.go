@@ -3,6 +3,8 @@ package nodepool
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -99,7 +101,7 @@ func Decide(np *karpv1.NodePool, obs Observed) karpv1.NodePoolStatus {
 	if len(why) == 0 {
 		set(ConditionReady, metav1.ConditionTrue, ConditionReady, "")
 	} else {
-		set(ConditionReady, metav1.ConditionFalse, "NotReady", joinSemi(why))
+		set(ConditionReady, metav1.ConditionFalse, "NotReady", strings.Join(why, "; "))
 	}
 	return st
 }
@@ -113,22 +115,10 @@ func validate(np *karpv1.NodePool) error {
 			if len(r.Values) != 1 {
 				return fmt.Errorf("spec.template.spec.requirements[%d] (%s %s) needs exactly one value", i, r.Key, r.Operator)
 			}
-			var n int64
-			if _, err := fmt.Sscan(r.Values[0], &n); err != nil {
+			if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
 				return fmt.Errorf("spec.template.spec.requirements[%d] (%s %s) value %q is not an integer", i, r.Key, r.Operator, r.Values[0])
 			}
 		}
 	}
 	return nil
-}
-
-func joinSemi(parts []string) string {
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += "; "
-		}
-		out += p
-	}
-	return out
 }

@@ -29,6 +29,11 @@ func TestDecide(t *testing.T) {
 	bad := pool.DeepCopy()
 	bad.Spec.Template.Spec.Requirements = []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
 		Key: "karpenter.k8s.aws/instance-cpu", Operator: corev1.NodeSelectorOpGt, Values: []string{"four"}}}}
+	withGt := func(v string) *karpv1.NodePool {
+		np := bad.DeepCopy()
+		np.Spec.Template.Spec.Requirements[0].Values = []string{v}
+		return np
+	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Capacity: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("3900m"), corev1.ResourceMemory: resource.MustParse("15Gi")}}}
 	for _, tc := range []struct {
@@ -48,6 +53,7 @@ func TestDecide(t *testing.T) {
 			0, "0", "0", "False", "False", "True", "Unknown", "NodeClassReady=False"},
 		{"class unknown", pool, Observed{ClassErr: errors.New("timeout")}, 0, "0", "0", "False", "Unknown", "True", "Unknown", "NodeClassReady=Unknown"},
 		{"bad requirement", bad, Observed{}, 0, "0", "0", "False", "True", "False", "Unknown", "is not an integer"},
+		{"requirement with trailing junk", withGt("4x"), Observed{}, 0, "0", "0", "False", "True", "False", "Unknown", `"4x" is not an integer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := Decide(tc.np, tc.obs)

@@ -1,8 +1,6 @@
 package livetest
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/scheduling"
@@ -32,5 +30,3 @@ func cheapest(types []*instancetype.InstanceType, claim *karpv1.NodeClaim) strin
 	}
 	return best
 }
-
-var _ = corev1.ResourceCPU

@@ -3,6 +3,7 @@ package livetest
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ func TestNodeClassNotReady(t *testing.T) {
 	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: "nosubnets"}
 	_, err := e.provider.InstanceTypes(context.Background(), np)
 	var notReady *cloudprovider.NodeClassNotReadyError
-	if !asNotReady(err, &notReady) || !strings.Contains(err.Error(), "spec.subnetSelectorTerms select no subnet") {
+	if !errors.As(err, &notReady) || !strings.Contains(err.Error(), "spec.subnetSelectorTerms select no subnet") {
 		t.Fatalf("InstanceTypes error = %v, want a NodeClassNotReadyError naming the subnet terms", err)
 	}
 }
@@ -326,10 +327,4 @@ func poolFor(class string) *karpv1.NodePool {
 	np.Name = "default"
 	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: class}
 	return np
-}
-
-func asNotReady(err error, target **cloudprovider.NodeClassNotReadyError) bool {
-	nr, ok := err.(*cloudprovider.NodeClassNotReadyError)
-	*target = nr
-	return ok
 }
