@@ -17,11 +17,12 @@ import (
 
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/operator"
+	"github.com/nodewright/nodewright/internal/solver"
 )
 
 func controllerCommand() *cobra.Command {
 	o := operator.DefaultOptions()
-	var logFormat, logLevel string
+	var logFormat, logLevel, minValuesPolicy, preferencePolicy string
 	var faults faultFlags
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -38,6 +39,11 @@ func controllerCommand() *cobra.Command {
 				return err
 			}
 			o.KWOK.Faults = f
+			policies, err := solver.ParsePolicies(minValuesPolicy, preferencePolicy)
+			if err != nil {
+				return err
+			}
+			o.Provisioning.Policies, o.Disruption.Policies = policies, policies
 			if o.Lifecycle.MaxConcurrentReconciles < 1 {
 				return fmt.Errorf("--nodeclaim-workers %d: give at least 1", o.Lifecycle.MaxConcurrentReconciles)
 			}
@@ -74,6 +80,8 @@ func controllerCommand() *cobra.Command {
 	fl.IntVar(&o.Disruption.SpotToSpotMinTypes, "spot-to-spot-min-instance-types", 15, "spot-to-spot consolidation replaces a single spot node only when this many instance types are cheaper, and launches the replacement from that many of the cheapest (Karpenter's 15)")
 	fl.DurationVar(&o.Disruption.ValidationDelay, "consolidation-validation-delay", o.Disruption.ValidationDelay, "carry out emptiness and consolidation only when the loops of this long decide them again; 0 acts at once")
 	fl.DurationVar(&o.Disruption.ReplacementTimeout, "replacement-timeout", o.Disruption.ReplacementTimeout, "give up a disruption whose replacement nodes have not initialized within this long, keeping the old nodes")
+	fl.StringVar(&minValuesPolicy, "min-values-policy", "Strict", "Strict: a pod no NodeClaim can take while keeping its NodePool's minValues is not provisioned for; BestEffort: it is, with minValues lowered on that NodeClaim (annotated karpenter.sh/nodeclaim-min-values-relaxed)")
+	fl.StringVar(&preferencePolicy, "preference-policy", "Respect", "Respect: preferred affinities, ScheduleAnyway spreads and PreferNoSchedule taints are held until a pod fits nowhere; Ignore: planning disregards them")
 	fl.StringVar(&o.KWOK.CatalogFile, "kwok-catalog", "", "JSON instance-type catalog for the kwok provider (docs/catalog.md); empty is the built-in one")
 	fl.Float64Var(&o.KWOK.ActualVMMemoryOverheadPercent, "kwok-actual-vm-memory-overhead", -1, "share of memory (0-1) simulated machines really lose to the hypervisor; negative means the model's 0.075")
 	faults.register(cmd)

@@ -36,8 +36,10 @@ import (
 	"github.com/nodewright/nodewright/internal/controller/nodeoverlay"
 	"github.com/nodewright/nodewright/internal/controller/nodepool"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
+	staticpool "github.com/nodewright/nodewright/internal/controller/static"
 	"github.com/nodewright/nodewright/internal/controller/termination"
 	"github.com/nodewright/nodewright/internal/learned"
+	"github.com/nodewright/nodewright/internal/metrics"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
@@ -148,6 +150,9 @@ func Run(ctx context.Context, opts Options) error {
 	default:
 		return fmt.Errorf("--cloud-provider %q: use kwok or aws", opts.CloudProvider)
 	}
+	// Every call is timed and every error counted; the controllers share one
+	// provider, so the calls are not told apart by controller.
+	provider = metrics.Decorate(provider, "")
 	store := learned.NewStore(direct, opts.Namespace)
 	if err := store.Load(ctx, direct); err != nil {
 		return err
@@ -178,6 +183,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err := (&nodeoverlay.Controller{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NodeOverlay status controller: %w", err)
 	}
+	if err := (&staticpool.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the static NodePool controller: %w", err)
+	}
 	prov := provisioning.New(mgr.GetClient(), mgr.GetAPIReader(), provider, store, recorder, opts.Provisioning)
 	if err := mgr.Add(prov); err != nil {
 		return err
@@ -192,6 +200,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	opts.Disruption.NominationGrace = opts.Provisioning.NominationGrace
 	if err := mgr.Add(&disruption.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption}); err != nil {
+		return err
+	}
+	if err := mgr.Add(metrics.NewCollector(mgr.GetCache())); err != nil {
 		return err
 	}
 	for _, r := range extras {

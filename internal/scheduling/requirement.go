@@ -193,3 +193,12 @@ func copyInt(p *int) *int {
 	v := *p
 	return &v
 }
+
+// WithMinValues returns a copy of r whose minValues is n (nil for none):
+// Intersection only ever raises minValues, so lowering it, as BestEffort
+// does, needs a fresh requirement.
+func (r *Requirement) WithMinValues(n *int) *Requirement {
+	out := *r
+	out.minValues = copyInt(n)
+	return &out
+}

@@ -21,6 +21,9 @@ type Result struct {
 	Input *solver.Input
 	// PoolErrors say why NodePools were left out of the solve.
 	PoolErrors map[string]error
+	// Static are the static NodePools (spec.replicas), left out of the
+	// solve: they launch their replicas only.
+	Static []string
 	// ClaimOf maps the name of a solver Node to the NodeClaim behind it, for
 	// nodes nodewright launched.
 	ClaimOf map[string]string
@@ -46,6 +49,7 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 		},
 	}
 	res.Input = in
+	opts.Policies.Apply(in)
 
 	nodeIndex := IndexNodes(c.Nodes)
 	ours := NominatedNodes(c.NodeClaims, nodeIndex)
@@ -136,6 +140,12 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 	}
 
 	for _, np := range c.NodePools {
+		if np.Spec.Replicas != nil {
+			// A static NodePool launches its replicas and nothing else: no
+			// plan opens a node of it for pods (its nodes still take pods).
+			res.Static = append(res.Static, np.Name)
+			continue
+		}
 		sp, err := solverPool(np, poolTypes, usage[np.Name])
 		if err != nil {
 			res.PoolErrors[np.Name] = err

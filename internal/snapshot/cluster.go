@@ -9,6 +9,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/instancetype"
+	"github.com/nodewright/nodewright/internal/solver"
 )
 
 // Cluster is what the controller observed, as lists of objects.
@@ -42,6 +43,9 @@ type Options struct {
 	// an initialized node has no room left for after the pods bound to it
 	// (see RoomFor).
 	ReleaseDisplaced bool
+	// Policies are the --min-values-policy and --preference-policy the
+	// solve runs with.
+	Policies solver.Policies
 }
 
 // PoolTypes gives, per NodePool name, the instance types it may launch with

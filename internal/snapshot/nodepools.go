@@ -33,6 +33,12 @@ func PoolLabels(np *karpv1.NodePool) map[string]string {
 	return out
 }
 
+// SolverPool converts a NodePool for the solver, or says why it cannot
+// launch; usage is its nodes' summed capacity, counted against its limits.
+func SolverPool(np *karpv1.NodePool, types PoolTypes, usage corev1.ResourceList) (solver.NodePool, error) {
+	return solverPool(np, types, usage)
+}
+
 // solverPool converts a NodePool, or says why it cannot launch.
 func solverPool(np *karpv1.NodePool, types PoolTypes, usage corev1.ResourceList) (solver.NodePool, error) {
 	if np.DeletionTimestamp != nil {

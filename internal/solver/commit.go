@@ -207,7 +207,13 @@ func (s *state) finish() {
 			names[i] = it.it.Name
 		}
 		reqs.Add(scheduling.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, names...))
+		var relaxed *bool
+		if s.bestEffort && len(t.pool.minValues) > 0 {
+			r := relaxMinValues(t.pool.minValues, t.types, reqs)
+			relaxed = &r
+		}
 		c := &NewClaim{
+			MinValuesRelaxed:  relaxed,
 			NodePool:          t.pool.np.Name,
 			Requirements:      reqs,
 			Pods:              t.pods,

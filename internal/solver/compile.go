@@ -28,6 +28,8 @@ type state struct {
 	daemons   []daemon
 	plan      *Plan
 	preferNoS bool // some pool has PreferNoSchedule taints: relaxation may tolerate them
+	// bestEffort is Input.MinValuesBestEffort.
+	bestEffort bool
 	// explaining makes refusals say which constraint and why (slow).
 	explaining bool
 }
@@ -42,7 +44,7 @@ var ephemeralTaints = map[string]bool{
 }
 
 func compile(in *Input) (*state, error) {
-	s := &state{in: in, ri: newResourceIndex(), plan: &Plan{}, topoKeys: map[string]bool{}}
+	s := &state{in: in, ri: newResourceIndex(), plan: &Plan{}, topoKeys: map[string]bool{}, bestEffort: in.MinValuesBestEffort}
 	// Resources: the core four, then what limits and pods name.
 	for _, np := range in.NodePools {
 		for n := range np.Limits {
@@ -243,6 +245,9 @@ func (s *state) compileGroups() error {
 // initGroup compiles a group's constraints from its representative pod at a
 // relaxation level.
 func (s *state) initGroup(g *group, p *corev1.Pod, vreqs scheduling.Requirements, relaxed int) error {
+	if s.in.IgnorePreferences {
+		p = withoutPreferences(p, s.preferNoS)
+	}
 	spec := effectivePod(p, relaxed, s.preferNoS)
 	g.spec, g.relaxed = spec, relaxed
 	rl := podRequests(p)

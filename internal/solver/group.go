@@ -23,6 +23,9 @@ type group struct {
 	// according to relax (see relax.go).
 	spec      *corev1.Pod
 	relaxed   int // relaxation steps applied
+	// minValuesRelaxed: the group failed every target on minValues, and
+	// BestEffort lets it through.
+	minValuesRelaxed bool
 	namespace string
 	labels    labels.Set
 	req       vec

@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -27,6 +29,18 @@ type Input struct {
 	Volumes Volumes
 	// Namespaces give the labels that pod affinity namespaceSelectors match.
 	Namespaces []*corev1.Namespace
+	// MinValuesBestEffort is Karpenter's --min-values-policy=BestEffort: a
+	// pod that no NodeClaim can take while keeping the NodePool's minValues
+	// is placed anyway, and the NodeClaims it lands on get the minValues
+	// their instance types still meet (NewClaim.MinValuesRelaxed). Off
+	// (Strict), such a pod is unschedulable on that NodePool.
+	MinValuesBestEffort bool
+	// IgnorePreferences is Karpenter's --preference-policy=Ignore: preferred
+	// node affinity, preferred pod affinity and anti-affinity, ScheduleAnyway
+	// spreads and PreferNoSchedule taints play no part in where pods go.
+	// Off (Respect), they are held as requirements and relaxed one by one
+	// when a pod fits nowhere.
+	IgnorePreferences bool
 }
 
 // NodePool is a NodePool as the solver needs it.
@@ -75,4 +89,37 @@ type Volumes struct {
 	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
 	PersistentVolumes      []*corev1.PersistentVolume
 	StorageClasses         []*storagev1.StorageClass
+}
+
+// Policies are the scheduling policies a cluster runs with, set by the
+// controller's --min-values-policy and --preference-policy; the zero value
+// is Karpenter's defaults (Strict, Respect).
+type Policies struct {
+	MinValuesBestEffort bool
+	IgnorePreferences   bool
+}
+
+// Apply sets the policies on an input.
+func (p Policies) Apply(in *Input) {
+	in.MinValuesBestEffort, in.IgnorePreferences = p.MinValuesBestEffort, p.IgnorePreferences
+}
+
+// ParsePolicies reads the two flags' values, naming the flag at fault.
+func ParsePolicies(minValues, preference string) (Policies, error) {
+	var p Policies
+	switch minValues {
+	case "", "Strict":
+	case "BestEffort":
+		p.MinValuesBestEffort = true
+	default:
+		return p, fmt.Errorf("--min-values-policy %q: use Strict or BestEffort", minValues)
+	}
+	switch preference {
+	case "", "Respect":
+	case "Ignore":
+		p.IgnorePreferences = true
+	default:
+		return p, fmt.Errorf("--preference-policy %q: use Respect or Ignore", preference)
+	}
+	return p, nil
 }

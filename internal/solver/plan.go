@@ -47,6 +47,10 @@ type NewClaim struct {
 	// Hostname is the placeholder hostname the plan used for hostname topology;
 	// the real node's name replaces it.
 	Hostname string
+	// MinValuesRelaxed says whether a minValues of Requirements was lowered
+	// to what the claim's instance types meet; nil unless BestEffort
+	// judged a NodePool with minValues.
+	MinValuesRelaxed *bool
 }
 
 // Price is the hourly price of the cheapest offering of the cheapest type.

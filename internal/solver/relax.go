@@ -107,3 +107,31 @@ func canRelax(p *corev1.Pod, n int, preferNoSchedule bool) bool {
 	_, done := relaxSteps(p, n+1, preferNoSchedule)
 	return done > n
 }
+
+// withoutPreferences is p with every preference dropped, for
+// Input.IgnorePreferences; required node affinity terms stay.
+func withoutPreferences(p *corev1.Pod, preferNoSchedule bool) *corev1.Pod {
+	c := p.DeepCopy()
+	if a := c.Spec.Affinity; a != nil {
+		if a.PodAffinity != nil {
+			a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = nil
+		}
+		if a.PodAntiAffinity != nil {
+			a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = nil
+		}
+		if a.NodeAffinity != nil {
+			a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = nil
+		}
+	}
+	kept := c.Spec.TopologySpreadConstraints[:0:0]
+	for _, tsc := range c.Spec.TopologySpreadConstraints {
+		if tsc.WhenUnsatisfiable != corev1.ScheduleAnyway {
+			kept = append(kept, tsc)
+		}
+	}
+	c.Spec.TopologySpreadConstraints = kept
+	if preferNoSchedule {
+		c.Spec.Tolerations = append(c.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectPreferNoSchedule})
+	}
+	return c
+}

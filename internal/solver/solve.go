@@ -58,6 +58,11 @@ func (s *state) run() {
 				continue
 			}
 			// The rest of the group fails the same way: relax or give up.
+			// BestEffort gives up minValues before any preference.
+			if ng := s.relaxMinValuesOf(g); ng != nil {
+				retry = append(retry, ng)
+				continue
+			}
 			if ng := s.relaxGroup(g); ng != nil {
 				retry = append(retry, ng)
 				continue
@@ -70,6 +75,31 @@ func (s *state) run() {
 	}
 }
 
+// relaxMinValuesOf returns, under BestEffort, the group's remaining pods
+// free of minValues, or nil when that is off, done, or moot (no NodePool
+// has minValues).
+func (s *state) relaxMinValuesOf(g *group) *group {
+	if !s.bestEffort || g.minValuesRelaxed {
+		return nil
+	}
+	moot := true
+	for _, p := range s.pools {
+		moot = moot && len(p.minValues) == 0
+	}
+	if moot {
+		return nil
+	}
+	p := g.pods[0]
+	ng := &group{id: len(s.groups), pods: g.pods, namespace: g.namespace, labels: g.labels, blocked: g.blocked, minValuesRelaxed: true}
+	vreqs, _, _ := s.volumes.requirements(p)
+	if err := s.initGroup(ng, p, vreqs, g.relaxed); err != nil {
+		return nil
+	}
+	s.groups = append(s.groups, ng)
+	s.linkGroup(ng)
+	return ng
+}
+
 // relaxGroup returns the group's remaining pods one relaxation step further,
 // or nil when no preference is left to drop.
 func (s *state) relaxGroup(g *group) *group {
@@ -77,7 +107,7 @@ func (s *state) relaxGroup(g *group) *group {
 	if !canRelax(p, g.relaxed, s.preferNoS) {
 		return nil
 	}
-	ng := &group{id: len(s.groups), pods: g.pods, namespace: g.namespace, labels: g.labels, blocked: g.blocked}
+	ng := &group{id: len(s.groups), pods: g.pods, namespace: g.namespace, labels: g.labels, blocked: g.blocked, minValuesRelaxed: g.minValuesRelaxed}
 	vreqs, _, _ := s.volumes.requirements(p)
 	before := len(s.topo.groups)
 	if err := s.initGroup(ng, p, vreqs, g.relaxed+1); err != nil {

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/nodewright/nodewright/internal/metrics"
 	"github.com/nodewright/nodewright/internal/observe"
 	"github.com/nodewright/nodewright/internal/snapshot"
+	"github.com/nodewright/nodewright/internal/solver"
 )
 
 // Options tune disruption.
@@ -29,6 +31,8 @@ type Options struct {
 	// SpotToSpotMinTypes is the spot replacement flexibility guard; zero
 	// is Karpenter's 15.
 	SpotToSpotMinTypes int
+	// Policies are --min-values-policy and --preference-policy.
+	Policies solver.Policies
 	// ReplacementTimeout gives up a replacement that has not initialized by
 	// then; the nodes it was for are kept.
 	ReplacementTimeout time.Duration
@@ -108,7 +112,7 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	plan := planner.Decide(planner.Input{Cluster: cluster, PDBs: pdbs, PoolTypes: poolTypes, CloudDrift: cloudDrift,
 		Started: c.recentStarts(cluster, now), Now: now, SingleNodeCursor: c.cursor,
 		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, SpotToSpotMinTypes: c.Opts.SpotToSpotMinTypes, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
-			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
+			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations, Policies: c.Opts.Policies}})
 	metrics.DisruptionDecisionDuration.Observe(time.Since(start).Seconds())
 	act, wait, proposals := planner.Validate(plan.Commands, plan.HeldByBudget, c.proposals, now, c.Opts.ValidationDelay)
 	c.proposals = proposals
@@ -121,8 +125,11 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	for _, cmd := range act {
 		if err := c.execute(ctx, cmd, idx, now); err != nil {
 			log.FromContext(ctx).Error(err, "disruption command failed", "reason", cmd.Reason, "nodeclaims", cmd.Claims)
+			continue
 		}
+		recordScores("approved", cmd.Scores)
 	}
+	recordScores("rejected", plan.Rejected)
 	c.persistStarts(ctx, cluster, now)
 	c.attrition(ctx, plan, cluster, now)
 	c.publish(ctx, plan, cluster, idx, now)
@@ -150,3 +157,15 @@ func (c *Controller) cloudDrift(ctx context.Context, cluster *snapshot.Cluster) 
 }
 
 func key(name string) types.NamespacedName { return types.NamespacedName{Name: name} }
+
+// recordScores exports Balanced NodePools' verdicts on consolidation moves.
+func recordScores(decision string, scores []planner.Score) {
+	for _, s := range scores {
+		v := s.Value
+		if math.IsInf(v, 1) {
+			v = math.MaxFloat64 // lands in the +Inf bucket
+		}
+		metrics.ConsolidationScore.WithLabelValues(decision, s.NodePool, "Balanced").Observe(v)
+		metrics.ConsolidationMoves.WithLabelValues(decision, s.NodePool, "Balanced").Inc()
+	}
+}

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,9 @@ func NodeClaimFor(np *karpv1.NodePool, c *solver.NewClaim) *karpv1.NodeClaim {
 		uids[i] = p.UID
 	}
 	annotations[snapshot.NominatedPodsAnnotation] = snapshot.EncodeNominations(uids)
+	if c.MinValuesRelaxed != nil {
+		annotations[karpv1.NodeClaimMinValuesRelaxedAnnotation] = strconv.FormatBool(*c.MinValuesRelaxed)
+	}
 
 	tmpl := np.Spec.Template.Spec
 	nc := &karpv1.NodeClaim{

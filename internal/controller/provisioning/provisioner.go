@@ -45,6 +45,8 @@ type Options struct {
 	// pods an initialized node has no room left for (snapshot.Options
 	// ReleaseDisplaced).
 	ReplanDisplaced bool
+	// Policies are --min-values-policy and --preference-policy.
+	Policies solver.Policies
 }
 
 // DefaultOptions are Karpenter's batch windows and our defaults for the rest.
@@ -171,7 +173,7 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	// does: if no node has room for them, one is launched before they are
 	// evicted, and the drain waits for it (termination.NoRoom).
 	res := snapshot.Build(cluster, poolTypes, snapshot.Options{Now: now, NominationGrace: p.Opts.NominationGrace,
-		UntriedAfter: p.Opts.UntriedAfter, MoveDraining: true, ReleaseDisplaced: p.Opts.ReplanDisplaced})
+		UntriedAfter: p.Opts.UntriedAfter, MoveDraining: true, ReleaseDisplaced: p.Opts.ReplanDisplaced, Policies: p.Opts.Policies})
 	for name, err := range poolErrs {
 		res.PoolErrors[name] = err
 	}

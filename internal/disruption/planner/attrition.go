@@ -11,6 +11,7 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/disruption/protect"
 	"github.com/nodewright/nodewright/internal/solver"
+	"github.com/nodewright/nodewright/internal/static"
 )
 
 // onlyPodsProtect reports whether the only things holding a node are
@@ -41,6 +42,9 @@ func onlyPodsProtect(v protect.Verdict) ([]string, bool) {
 func (p *planning) attrition() {
 	var cs []*candidate
 	for _, c := range p.live() {
+		if static.Is(c.pool) {
+			continue // never consolidated, so never drained by attrition either
+		}
 		on, _, err := attritionSettings(c.pool)
 		if err != nil {
 			block(c, err.Error())

@@ -73,8 +73,8 @@ func (p *planning) consolidation(cs []*candidate) (Command, bool, string) {
 	}
 	switch len(sim.plan.NewClaims) {
 	case 0:
-		return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Delete, Consolidation: true, Savings: price, receivers: sim.receivers,
-			Message: fmt.Sprintf("its pods fit on other nodes; saves $%.4f/h", price)}, true, ""
+		return p.balanced(Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Delete, Consolidation: true, Savings: price, receivers: sim.receivers,
+			Message: fmt.Sprintf("its pods fit on other nodes; saves $%.4f/h", price)}, cs)
 	case 1:
 	default:
 		return Command{}, false, fmt.Sprintf("moving its pods would need %d new nodes", len(sim.plan.NewClaims))
@@ -95,9 +95,21 @@ func (p *planning) consolidation(cs []*candidate) (Command, bool, string) {
 			return Command{}, false, why
 		}
 	}
-	return Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Replace, Consolidation: true, Replacements: []*solver.NewClaim{nc},
+	return p.balanced(Command{Reason: karpv1.DisruptionReasonUnderutilized, Method: Replace, Consolidation: true, Replacements: []*solver.NewClaim{nc},
 		Savings: price - nc.Price(), receivers: sim.receivers,
-		Message: fmt.Sprintf("replaced by a cheaper node ($%.4f/h instead of $%.4f/h)", nc.Price(), price)}, true, ""
+		Message: fmt.Sprintf("replaced by a cheaper node ($%.4f/h instead of $%.4f/h)", nc.Price(), price)}, cs)
+}
+
+// balanced gates a consolidation move of Balanced NodePools by their
+// scores; other policies pass it as it is.
+func (p *planning) balanced(cmd Command, cs []*candidate) (Command, bool, string) {
+	cmd.Scores = p.balancedScores(cs, cmd.Savings)
+	for _, s := range cmd.Scores {
+		if !s.Approved {
+			return Command{Scores: cmd.Scores}, false, "the savings are not worth the disruption: " + s.String()
+		}
+	}
+	return cmd, true, ""
 }
 
 // DefaultSpotToSpotMinTypes is Karpenter's MinInstanceTypesForSpotToSpotConsolidation.
@@ -240,6 +252,7 @@ func (p *planning) singleNode() {
 		cmd, ok, why := p.consolidation([]*candidate{c})
 		if !ok {
 			block(c, "not consolidated: "+why)
+			p.plan.Rejected = append(p.plan.Rejected, cmd.Scores...)
 			continue
 		}
 		p.take(cmd, []*candidate{c})

@@ -13,6 +13,7 @@ import (
 	"github.com/nodewright/nodewright/internal/disruption/protect"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
+	"github.com/nodewright/nodewright/internal/static"
 )
 
 // planning is the state of one decision.
@@ -62,7 +63,7 @@ func Decide(in Input) *Plan {
 			p.disrupting[nc.Labels[karpv1.NodePoolLabelKey]] = map[Reason]int{}
 		}
 	}
-	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace, MoveDraining: true})
+	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace, MoveDraining: true, Policies: in.Options.Policies})
 	p.base, p.claimOf = res.Input, res.ClaimOf
 	p.candidates(res.Draining)
 	p.free = freeRoom(in.Cluster)
@@ -184,6 +185,10 @@ func (p *planning) driftOut() {
 			block(c, "Drifted budget: "+why)
 			continue
 		}
+		if static.Is(c.pool) {
+			p.replaceStatic(c)
+			continue
+		}
 		sim := p.simulate(c)
 		if !sim.ok() {
 			block(c, "drifted, but its pods would not all schedule elsewhere: "+describeUnschedulable(sim))
@@ -198,10 +203,30 @@ func (p *planning) driftOut() {
 	}
 }
 
+// replaceStatic replaces a drifted node of a static NodePool by one fresh
+// replica, launched first: the pool keeps its count, and the pods it held
+// find room on the replacement or wherever the scheduler puts them.
+func (p *planning) replaceStatic(c *candidate) {
+	pool, err := snapshot.SolverPool(c.pool, p.in.PoolTypes, nil)
+	var r *solver.NewClaim
+	if err == nil {
+		r, err = static.NewClaim(pool, p.base.DaemonSets)
+	}
+	if err != nil {
+		block(c, "drifted, but no replacement can launch: "+err.Error())
+		return
+	}
+	p.take(Command{Reason: karpv1.DisruptionReasonDrifted, Method: Replace, Replacements: []*solver.NewClaim{r},
+		Message: c.drift.String()}, []*candidate{c})
+}
+
 // consolidatable reports whether a candidate may be consolidated by its
 // NodePool's policy now, with the reason it may not.
 func consolidatable(c *candidate, underutilized bool, now time.Time) (bool, string) {
 	d := c.pool.Spec.Disruption
+	if static.Is(c.pool) {
+		return false, "NodePool " + c.pool.Name + " is static (spec.replicas): its nodes are never consolidated"
+	}
 	if d.ConsolidateAfter.Duration == nil {
 		return false, "NodePool " + c.pool.Name + " has consolidateAfter: Never"
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	// SingleNodeSimulations bounds how many nodes single-node consolidation
 	// simulates per loop; the next loop goes on from Input.SingleNodeCursor.
 	SingleNodeSimulations int
+	// Policies are --min-values-policy and --preference-policy: simulations
+	// plan as provisioning does.
+	Policies solver.Policies
 }
 
 // DefaultOptions are Karpenter's.
@@ -91,6 +94,9 @@ type Command struct {
 	// Consolidation marks emptiness and consolidation decisions, which
 	// Validate holds back until later loops decide them again.
 	Consolidation bool
+	// Scores are the Balanced NodePools' verdicts on the move (none when
+	// no NodePool of it is Balanced).
+	Scores []Score
 	// receivers are the existing nodes the command's pods move to: no later
 	// command of the same loop may take them away.
 	receivers []string
@@ -142,6 +148,9 @@ type Plan struct {
 	HeldByBudget []Command
 	// NextSingleNodeCursor is the next loop's Input.SingleNodeCursor.
 	NextSingleNodeCursor int
+	// Rejected are the Balanced scores of single-node moves turned down
+	// because their savings were not worth the disruption.
+	Rejected []Score
 	// Simulations counts the solver runs this plan took.
 	Simulations int
 }
