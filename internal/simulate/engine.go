@@ -45,11 +45,14 @@ type Options struct {
 // changes them as the API server, kube-scheduler, the kubelets and the
 // controller's actions would.
 type Engine struct {
-	tl    *Timeline
-	opts  Options
-	start time.Time
-	now   time.Time
-	cloud *cloud
+	// staticWarned holds the static NodePools whose launch failure was
+	// reported, so it is said once.
+	staticWarned map[string]bool
+	tl           *Timeline
+	opts         Options
+	start        time.Time
+	now          time.Time
+	cloud        *cloud
 
 	pools    []*karpv1.NodePool
 	classes  map[string]*kwokv1alpha1.KWOKNodeClass
@@ -139,7 +142,7 @@ func New(set *manifests.Set, opts Options) (*Engine, error) {
 	e := &Engine{tl: tl, opts: opts, start: tl.Start, now: tl.Start,
 		classes: map[string]*kwokv1alpha1.KWOKNodeClass{}, claimState: map[string]*claimState{},
 		nodeByName: map[string]*corev1.Node{}, podState: map[types.UID]*podState{}, nextIndex: map[string]int{},
-		started: map[string][]time.Time{}, typesStale: true, rec: newRecorder()}
+		started: map[string][]time.Time{}, typesStale: true, rec: newRecorder(), staticWarned: map[string]bool{}}
 	for _, c := range set.NodeClasses {
 		e.classes[c.Name] = c.DeepCopy()
 	}
@@ -213,6 +216,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		e.endJobs()
 		e.lifecycle()
 		e.drain()
+		e.staticLoop()
 		if err := e.provisionLoop(); err != nil {
 			return nil, err
 		}

@@ -255,3 +255,35 @@ events:
 		t.Errorf("nothing drifted once the window closed: %v", r.Disruptions)
 	}
 }
+
+// TestStaticNodePoolKeepsItsReplicas: a static pool launches its replicas
+// with no pod asking, keeps them empty (never consolidated, though
+// consolidateAfter is 0s), scales down to the busy node when replicas are
+// lowered, and a second pod runs on the replica left, with no node
+// launched for it.
+func TestStaticNodePoolKeepsItsReplicas(t *testing.T) {
+	r := run(t, "static", `
+duration: 10m
+sample: 30s
+events:
+- at: 4m
+  nodePool: {name: static, patch: {spec: {replicas: 1}}}
+- at: 6m
+  scale: {kind: Deployment, name: web, replicas: 2}
+`)
+	if s := at(t, r, 3*time.Minute); s.Nodes != 3 || s.RunningPods != 1 {
+		t.Errorf("at 3m: %+v; want 3 replicas kept, one pod running", s)
+	}
+	if s := at(t, r, 5*time.Minute); s.Nodes != 1 || s.RunningPods != 1 || s.PendingPods != 0 {
+		t.Errorf("at 5m, after scaling to 1: %+v; want the busy node kept", s)
+	}
+	if s := at(t, r, 7*time.Minute); s.Nodes != 1 || s.RunningPods != 2 {
+		t.Errorf("at 7m: %+v; want both pods on the one replica", s)
+	}
+	if r.Launched["static"] != 3 || r.Launched["provisioning"] != 0 {
+		t.Errorf("launched %v, want 3 static replicas and nothing for pods", r.Launched)
+	}
+	if r.Disruptions["ScaledDown"] != 2 || r.Disruptions["Empty"] != 0 || r.Disruptions["Underutilized"] != 0 {
+		t.Errorf("disruptions %v, want 2 ScaledDown and no consolidation", r.Disruptions)
+	}
+}

@@ -3,7 +3,6 @@ package static
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -82,7 +81,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if c.awaitingCache(np.Name, claims) {
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
-	in := static.Input{NodePool: np, Claims: claims, Replacing: replacing(claims)}
+	in := static.Input{NodePool: np, Claims: claims, Replacing: planner.Replacing(claims)}
 	d := static.Decide(in)
 	if len(d.Delete) > 0 {
 		// Only a scale-down needs the pods: read them then, not on every
@@ -109,24 +108,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	return reconcile.Result{}, nil
-}
-
-// replacing reads the drift replacements recorded on NodeClaims.
-func replacing(claims []*karpv1.NodeClaim) map[string][]string {
-	out := map[string][]string{}
-	for _, nc := range claims {
-		if nc.Annotations[planner.DisruptingAnnotation] == "" {
-			continue
-		}
-		var names []string
-		for _, r := range strings.Split(nc.Annotations[planner.ReplacementsAnnotation], ",") {
-			if r != "" {
-				names = append(names, r)
-			}
-		}
-		out[nc.Name] = names
-	}
-	return out
 }
 
 // launch creates d.Create NodeClaims of the cheapest fitting type.

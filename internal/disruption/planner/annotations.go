@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,4 +61,23 @@ func attritionSince(n *corev1.Node) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// Replacing reads, from claims a replace command chose, the names of their
+// replacements (recorded before the replacements are created).
+func Replacing(claims []*karpv1.NodeClaim) map[string][]string {
+	out := map[string][]string{}
+	for _, nc := range claims {
+		if nc.Annotations[DisruptingAnnotation] == "" {
+			continue
+		}
+		var names []string
+		for _, r := range strings.Split(nc.Annotations[ReplacementsAnnotation], ",") {
+			if r != "" {
+				names = append(names, r)
+			}
+		}
+		out[nc.Name] = names
+	}
+	return out
 }
