@@ -115,6 +115,11 @@ func Pod(in Input, namespace, name string) (*PodExplanation, error) {
 	for name, err := range in.PoolErrors {
 		res.PoolErrors[name] = err
 	}
+	for _, name := range res.Static {
+		if _, bad := res.PoolErrors[name]; !bad {
+			res.PoolErrors[name] = fmt.Errorf("NodePool %s is static (spec.replicas): it keeps its replicas and launches no node for pending pods", name)
+		}
+	}
 	if status == "" {
 		status = podStatus(pod, res)
 	}

@@ -49,6 +49,12 @@ func TestPodExplanations(t *testing.T) {
 			s.node("node-a", general, "m5.xlarge", 0)
 			s.pod("web", "web", "node-a", "3", "4Gi", nil)
 		}, "web", "Decision if it were pending now: goes to existing node node-a"},
+		{"pod-only-a-static-pool-matches", func(s *sources) {
+			static := pool("static", onlyTypes("m5.large"), func(np *karpv1.NodePool) { np.Spec.Replicas = ptr(int64(1)) })
+			s.Cluster.NodePools = append(s.Cluster.NodePools, static)
+			s.node("node-a", static, "m5.large", 0)
+			s.pod("big", "big", "", "4", "4Gi", nil)
+		}, "big", "NodePool static is static (spec.replicas): it keeps its replicas and launches no node for pending pods"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
