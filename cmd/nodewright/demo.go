@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
@@ -63,6 +65,9 @@ func runDemo(cmd *cobra.Command, controllerArgs []string) (err error) {
 	}
 	if err := w.until(ctx, 5*time.Minute, func(s state) bool { return s.running == demoReplicas && s.pending == 0 }); err != nil {
 		return fmt.Errorf("waiting for %d running pods: %w", demoReplicas, err)
+	}
+	if err := printNodePools(ctx, env.Config); err != nil {
+		return err
 	}
 	fmt.Println("\n== scaling inflate to 0 replicas")
 	if err := scale(ctx, c, 0); err != nil {
@@ -174,4 +179,26 @@ func (w *watcher) observe(ctx context.Context) (state, error) {
 	}
 	sort.Strings(s.claims)
 	return s, nil
+}
+
+// printNodePools shows `kubectl get nodepools -o wide` once the NodePool
+// status controller has caught up with the nodes (every column filled).
+func printNodePools(ctx context.Context, cfg *rest.Config) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		t, err := getTable(ctx, cfg, karpv1.Group, karpv1.SchemeGroupVersion.Version, "nodepools")
+		if err != nil {
+			return err
+		}
+		if len(emptyCells(t)) == 0 || time.Now().After(deadline) {
+			fmt.Println("\n$ kubectl get nodepools -o wide")
+			writeTable(os.Stdout, t)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
