@@ -6,7 +6,7 @@
 // Karpenter applies the same validation the same way, so this keeps our schemas
 // equal to theirs.
 //
-//	go run ./hack/crdgen            write api/**/zz_generated.deepcopy.go and config/crd
+//	go run ./hack/crdgen            write api/**/zz_generated.deepcopy.go and config/crd (and the charts' copies)
 //	go run ./hack/crdgen -check     fail if the checked-in files are stale
 package main
 
@@ -26,7 +26,11 @@ import (
 // apiPackages are the packages with generated deepcopy functions.
 var apiPackages = []string{"api/aws/v1", "api/karpenter/v1", "api/karpenter/v1alpha1", "api/kwok/v1alpha1"}
 
-const crdDir = "config/crd"
+// crdDirs each get the same CRD files: config/crd is what Go code embeds;
+// the Helm chart installs its crds/ folder, and the CRD-only chart (as
+// Karpenter's karpenter-crd) has them as its templates, which must hold
+// nothing else named *.yaml.
+var crdDirs = []string{"config/crd", "charts/nodewright/crds", "charts/nodewright-crd/templates"}
 
 func main() {
 	check := flag.Bool("check", false, "compare freshly generated files with the checked-in ones instead of writing")
@@ -83,14 +87,20 @@ func run(check bool) error {
 		if err := os.WriteFile(dst, out, 0o644); err != nil {
 			return err
 		}
-		s, err := sync(dst, filepath.Join(crdDir, filepath.Base(n)), check)
-		if err != nil {
-			return err
+		for _, dir := range crdDirs {
+			s, err := sync(dst, filepath.Join(dir, filepath.Base(n)), check)
+			if err != nil {
+				return err
+			}
+			stale = append(stale, s...)
 		}
-		stale = append(stale, s...)
 	}
 	// A CRD whose type was removed must go too.
-	existing, _ := filepath.Glob(filepath.Join(crdDir, "*.yaml"))
+	var existing []string
+	for _, dir := range crdDirs {
+		e, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		existing = append(existing, e...)
+	}
 	for _, e := range existing {
 		if _, err := os.Stat(filepath.Join(fixed, filepath.Base(e))); os.IsNotExist(err) {
 			if check {
@@ -132,6 +142,9 @@ func sync(src, dst string, check bool) ([]string, error) {
 	}
 	if check {
 		return []string{dst}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, err
 	}
 	return nil, os.WriteFile(dst, want, 0o644)
 }
