@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ const replacementGrace = 30 * time.Second
 func (c *Controller) execute(ctx context.Context, cmd planner.Command, idx index, now time.Time) error {
 	pools, claims, nodes := idx.pools, idx.claims, idx.nodes
 	logger := log.FromContext(ctx)
-	metrics.DisruptionDecisions.WithLabelValues(string(cmd.Method), string(cmd.Reason)).Inc()
+	metrics.DisruptionDecision(string(cmd.Method), string(cmd.Reason), cmd.Pools)
 	if cmd.Method == planner.Delete {
 		for i, name := range cmd.Claims {
 			nc := claims[name]
@@ -102,6 +103,7 @@ func (c *Controller) execute(ctx context.Context, cmd planner.Command, idx index
 // progress finishes or gives up replace commands recorded on claims.
 func (c *Controller) progress(ctx context.Context, cluster *snapshot.Cluster, idx index, now time.Time) error {
 	byName, nodes := idx.claims, idx.nodes
+	var errs []error
 	for _, nc := range cluster.NodeClaims {
 		reason := nc.Annotations[planner.DisruptingAnnotation]
 		if reason == "" || nc.DeletionTimestamp != nil {
@@ -129,15 +131,15 @@ func (c *Controller) progress(ctx context.Context, cluster *snapshot.Cluster, id
 		switch {
 		case failed != "":
 			if err := c.abandon(ctx, nc, nodes[nc.Status.NodeName], failed); err != nil {
-				return err
+				errs = append(errs, err)
 			}
 		case ready:
 			if err := c.deleteClaim(ctx, nc, karpv1.DisruptionReason(reason), "replacements initialized", now); err != nil {
-				return err
+				errs = append(errs, err)
 			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // abandon gives up a replace command: the claim keeps its node and loses
@@ -173,7 +175,7 @@ func (c *Controller) deleteClaim(ctx context.Context, nc *karpv1.NodeClaim, reas
 	if nc.Annotations[planner.DisruptingAnnotation] == "" {
 		c.noteStart(nc.Labels[karpv1.NodePoolLabelKey], now)
 	}
-	metrics.NodeClaimsTerminated.WithLabelValues(strings.ToLower(string(reason)), nc.Labels[karpv1.NodePoolLabelKey]).Inc()
+	metrics.NodeClaimDisrupted(string(reason), nc)
 	return nil
 }
 

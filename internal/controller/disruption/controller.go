@@ -100,11 +100,14 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	cluster, pdbs, overlays := &seen.Cluster, seen.PDBs, seen.Overlays
 	idx := indexOf(cluster)
 	c.trackPodEvents(ctx, cluster, now)
+	// A NodeClaim whose writes fail (a webhook refusing it, say) must not
+	// hold up the others: both go through every claim, and the loop plans
+	// on; the failures are logged and tried again next loop.
 	if err := c.restamp(ctx, cluster, idx); err != nil {
-		return nil, err
+		log.FromContext(ctx).Error(err, "stamping NodeClaims with their NodePool's hash")
 	}
 	if err := c.progress(ctx, cluster, idx, now); err != nil {
-		return nil, err
+		log.FromContext(ctx).Error(err, "finishing recorded disruptions")
 	}
 	poolTypes, _, _ := provisioning.ResolveTypes(ctx, c.Cloud, c.Learned, cluster.NodePools, overlays)
 	cloudDrift := c.cloudDrift(ctx, cluster)

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -69,6 +70,7 @@ func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Clust
 // restamp gives claims made by another hash version (or none) the current
 // NodePool hash, so that a new algorithm does not mark them all drifted.
 func (c *Controller) restamp(ctx context.Context, cluster *snapshot.Cluster, idx index) error {
+	var errs []error
 	for _, nc := range cluster.NodeClaims {
 		np := idx.pools[nc.Labels[karpv1.NodePoolLabelKey]]
 		if np == nil || nc.DeletionTimestamp != nil || !drift.NeedsRestamp(nc) {
@@ -79,10 +81,10 @@ func (c *Controller) restamp(ctx context.Context, cluster *snapshot.Cluster, idx
 		drift.Stamp(after, np)
 		if err := c.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil &&
 			!apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("stamping NodeClaim %s with its NodePool's hash: %w", nc.Name, err)
+			errs = append(errs, fmt.Errorf("stamping NodeClaim %s with its NodePool's hash: %w", nc.Name, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // conditionChanged reports whether setting cond would change conds.
