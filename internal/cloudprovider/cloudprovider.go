@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -121,4 +122,49 @@ func Fits(allocatable, requests corev1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// RepairPolicy says that a node whose condition of Type has had Status for
+// longer than Toleration is broken for good and is to be replaced (Karpenter's
+// node repair).
+type RepairPolicy struct {
+	ConditionType   corev1.NodeConditionType
+	ConditionStatus corev1.ConditionStatus
+	Toleration      time.Duration
+}
+
+// Repairer is a CloudProvider that declares its own repair policies; one that
+// does not gets DefaultRepairPolicies.
+type Repairer interface {
+	RepairPolicies() []RepairPolicy
+}
+
+// DefaultRepairPolicies are Karpenter's for every provider: a node whose
+// kubelet has not been Ready for 30 minutes.
+func DefaultRepairPolicies() []RepairPolicy {
+	return []RepairPolicy{
+		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, Toleration: 30 * time.Minute},
+		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, Toleration: 30 * time.Minute},
+	}
+}
+
+// Wrapper is a CloudProvider that decorates another (metrics, say).
+type Wrapper interface {
+	Unwrap() CloudProvider
+}
+
+// RepairPoliciesOf returns a provider's repair policies, looking through
+// decorators.
+func RepairPoliciesOf(cp CloudProvider) []RepairPolicy {
+	for cp != nil {
+		if r, ok := cp.(Repairer); ok {
+			return r.RepairPolicies()
+		}
+		w, ok := cp.(Wrapper)
+		if !ok {
+			break
+		}
+		cp = w.Unwrap()
+	}
+	return DefaultRepairPolicies()
 }

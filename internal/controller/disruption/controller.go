@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,7 +114,7 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	cloudDrift := c.cloudDrift(ctx, cluster)
 	start := time.Now()
 	plan := planner.Decide(planner.Input{Cluster: cluster, PDBs: pdbs, PoolTypes: poolTypes, CloudDrift: cloudDrift,
-		Started: c.recentStarts(cluster, now), Now: now, SingleNodeCursor: c.cursor,
+		Started: c.recentStarts(cluster, now), Now: now, SingleNodeCursor: c.cursor, RepairPolicies: cloudprovider.RepairPoliciesOf(c.Cloud),
 		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, SpotToSpotMinTypes: c.Opts.SpotToSpotMinTypes, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations, Policies: c.Opts.Policies}})
 	metrics.DisruptionDecisionDuration.Observe(time.Since(start).Seconds())
@@ -133,6 +134,11 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 		recordScores("approved", cmd.Scores)
 	}
 	recordScores("rejected", plan.Rejected)
+	for name, why := range plan.RepairBlocked {
+		if np := idx.pools[name]; np != nil {
+			c.Recorder.Event(np, corev1.EventTypeWarning, "NodeRepairBlocked", why)
+		}
+	}
 	c.persistStarts(ctx, cluster, now)
 	c.attrition(ctx, plan, cluster, now)
 	c.publish(ctx, plan, cluster, idx, now)

@@ -50,7 +50,7 @@ type planning struct {
 // (a budget, a PDB selector) are reported and treated as blocking.
 func Decide(in Input) *Plan {
 	p := &planning{in: in, total: map[string]int{}, disrupting: map[string]map[Reason]int{},
-		removed: map[string]bool{}, closed: map[string]bool{}, attriting: map[string]bool{}, receiving: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}}}
+		removed: map[string]bool{}, closed: map[string]bool{}, attriting: map[string]bool{}, receiving: map[string]bool{}, plan: &Plan{Budgets: map[string]budget.Result{}, BudgetErrors: map[string]error{}, RepairBlocked: map[string]string{}}}
 	if p.in.Options.MultiNodeMax <= 0 {
 		p.in.Options.MultiNodeMax = DefaultOptions().MultiNodeMax
 	}
@@ -74,6 +74,7 @@ func Decide(in Input) *Plan {
 	}
 
 	p.reserveReplacements()
+	p.repair()
 	p.expire()
 	p.driftOut()
 	p.empty()

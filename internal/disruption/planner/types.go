@@ -6,6 +6,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/disruption/budget"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -21,6 +22,9 @@ type Input struct {
 	// CloudDrift holds the cloud provider's drift reason per NodeClaim name
 	// ("ImageDrift"); absent means not drifted.
 	CloudDrift map[string]string
+	// RepairPolicies say when a node is broken for good (node repair); nil
+	// is cloudprovider.DefaultRepairPolicies.
+	RepairPolicies []cloudprovider.RepairPolicy
 	// Started are recent disruption starts per NodePool, for rate budgets.
 	Started map[string][]time.Time
 	Now     time.Time
@@ -148,6 +152,9 @@ type Plan struct {
 	HeldByBudget []Command
 	// NextSingleNodeCursor is the next loop's Input.SingleNodeCursor.
 	NextSingleNodeCursor int
+	// RepairBlocked says, per NodePool, why node repair is held back (too
+	// many of its nodes unhealthy at once).
+	RepairBlocked map[string]string
 	// Rejected are the Balanced scores of single-node moves turned down
 	// because their savings were not worth the disruption.
 	Rejected []Score
