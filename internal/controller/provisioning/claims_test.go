@@ -37,3 +37,33 @@ func TestNodeClaimForLeavesOutRestrictedKeys(t *testing.T) {
 		}
 	}
 }
+
+// Under BestEffort a NodeClaim says whether its minValues were relaxed, and
+// carries the relaxed minValues in its requirements; under Strict it says
+// nothing.
+func TestNodeClaimForMinValuesRelaxed(t *testing.T) {
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	one := 1
+	relaxed, kept := true, false
+	for _, tc := range []struct {
+		name    string
+		relaxed *bool
+		want    string // annotation; "" for none
+	}{
+		{"Strict", nil, ""},
+		{"BestEffort, relaxed", &relaxed, "true"},
+		{"BestEffort, met as written", &kept, "false"},
+	} {
+		reqs := scheduling.NewRequirements(scheduling.NewRequirementWithMinValues(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, &one, "m5.large"))
+		nc := NodeClaimFor(np, &solver.NewClaim{NodePool: "p", Requirements: reqs, MinValuesRelaxed: tc.relaxed})
+		got, ok := nc.Annotations[karpv1.NodeClaimMinValuesRelaxedAnnotation]
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("%s: annotation %q (set %v), want %q", tc.name, got, ok, tc.want)
+		}
+		for _, r := range nc.Spec.Requirements {
+			if r.Key == corev1.LabelInstanceTypeStable && (r.MinValues == nil || *r.MinValues != 1) {
+				t.Errorf("%s: instance-type minValues %v, want the claim's 1", tc.name, r.MinValues)
+			}
+		}
+	}
+}
