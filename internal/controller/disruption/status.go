@@ -76,13 +76,13 @@ func (c *Controller) attrition(ctx context.Context, plan *planner.Plan, cluster 
 // verdict changed, the Drifted condition, and each NodePool's budgets.
 func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *snapshot.Cluster, idx index, now time.Time) {
 	claims := idx.claims
-	eligible := map[string]int{}
+	eligible := metrics.NewEligibility(cluster.NodePools)
 	for _, cand := range plan.Candidates {
 		nc := claims[cand.Claim]
 		if nc == nil {
 			continue
 		}
-		eligible[cand.NodePool]++
+		eligible.Add(cand.NodePool, cand.Drift != "", cand.Pods == 0, len(cand.Blockers) > 0)
 		preview := previewCondition(cand, now)
 		driftCond := driftCondition(cand, now)
 		if !conditionChanged(nc.Status.Conditions, preview) && !driftChanged(nc, driftCond) {
@@ -104,6 +104,7 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 			c.Recorder.Eventf(nc, corev1.EventTypeNormal, "DisruptionBlocked", "%s", preview.Message)
 		}
 	}
+	eligible.Record()
 	for _, np := range cluster.NodePools {
 		res, ok := plan.Budgets[np.Name]
 		if !ok {
@@ -112,7 +113,6 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 		for _, r := range budget.Reasons() {
 			metrics.AllowedDisruptions.WithLabelValues(np.Name, string(r)).Set(float64(res.Allowed(r)))
 		}
-		metrics.EligibleNodes.WithLabelValues(np.Name).Set(float64(eligible[np.Name]))
 		cond := budgetsCondition(res, plan.BudgetErrors[np.Name], now)
 		// The generation this loop judged, drift included: a user (or a
 		// test) can tell when a NodePool edit has been looked at.

@@ -216,7 +216,7 @@ func (c *Controller) fail(ctx context.Context, nc *karpv1.NodeClaim, reason, for
 	if err := c.Client.Delete(ctx, nc); err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, fmt.Errorf("deleting NodeClaim after %s: %w", reason, err)
 	}
-	metrics.NodeClaimsTerminated.WithLabelValues(reason, nc.Labels[karpv1.NodePoolLabelKey]).Inc()
+	metrics.NodeClaimDisrupted(reason, nc)
 	return reconcile.Result{}, nil
 }
 

@@ -107,7 +107,7 @@ func (g *GarbageCollector) Collect(ctx context.Context) error {
 			logger.Error(err, "deleting NodeClaim", "nodeclaim", nc.Name)
 			continue
 		}
-		metrics.NodeClaimsTerminated.WithLabelValues("InstanceGone", nc.Labels[karpv1.NodePoolLabelKey]).Inc()
+		metrics.NodeClaimDisrupted("GarbageCollected", nc)
 	}
 	return nil
 }

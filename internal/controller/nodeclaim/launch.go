@@ -28,12 +28,9 @@ func (c *Controller) launch(ctx context.Context, nc *karpv1.NodeClaim) (reconcil
 		var notReady *cloudprovider.NodeClassNotReadyError
 		switch {
 		case errors.As(err, &ice):
-			metrics.CloudProviderErrors.WithLabelValues("Create", "InsufficientCapacity").Inc()
 			return c.fail(ctx, nc, "InsufficientCapacity", "%v", err)
 		case errors.As(err, &notReady):
-			metrics.CloudProviderErrors.WithLabelValues("Create", "NodeClassNotReady").Inc()
-		default:
-			metrics.CloudProviderErrors.WithLabelValues("Create", "Error").Inc()
+			// Retried below, as NodeClassNotReady.
 		}
 		if age := c.Now().Sub(nc.CreationTimestamp.Time); c.Opts.LaunchTimeout > 0 && age > c.Opts.LaunchTimeout {
 			return c.fail(ctx, nc, "LaunchTimeout", "no instance after %s: %v", age.Round(time.Second), err)

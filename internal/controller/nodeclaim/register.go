@@ -118,6 +118,7 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 		return reconcile.Result{}, err
 	}
 	metrics.NodeClaimsRegistered.WithLabelValues(nc.Labels[karpv1.NodePoolLabelKey]).Inc()
+	metrics.NodeCreated(nc)
 	c.Recorder.Eventf(nc, corev1.EventTypeNormal, "Registered", "Node %s registered", n.Name)
 	c.learn(ctx, nc, n)
 	if usable {

@@ -56,7 +56,6 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 	if nc.Status.ProviderID != "" {
 		err := c.Cloud.Delete(ctx, nc)
 		if err != nil && !cloudprovider.IsNotFound(err) {
-			metrics.CloudProviderErrors.WithLabelValues("Delete", "Error").Inc()
 			return reconcile.Result{}, fmt.Errorf("deleting instance %s: %w", nc.Status.ProviderID, err)
 		}
 		if err == nil {
@@ -87,10 +86,9 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 	c.writes.forget(nc.Name)
 	log.FromContext(ctx).Info("terminated NodeClaim", "providerID", nc.Status.ProviderID)
 	c.Recorder.Event(nc, corev1.EventTypeNormal, "Terminated", "Instance and node removed")
+	metrics.NodeClaimTerminated(nc, c.Now())
 	if nc.Status.NodeName != "" {
-		pool := nc.Labels[karpv1.NodePoolLabelKey]
-		metrics.NodesTerminated.WithLabelValues(pool).Inc()
-		metrics.NodeTerminationDuration.WithLabelValues(pool).Observe(c.Now().Sub(nc.DeletionTimestamp.Time).Seconds())
+		metrics.NodeTerminated(nc, c.Now())
 	}
 	return reconcile.Result{}, nil
 }

@@ -37,7 +37,7 @@ func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1
 			return
 		}
 		p.expect(nc.Name, nc.Annotations[snapshot.NominatedPodsAnnotation])
-		metrics.NodeClaimsCreated.WithLabelValues("provisioning", np.Name).Inc()
+		metrics.NodeClaimsCreated.WithLabelValues(metrics.ReasonProvisioned, np.Name).Inc()
 		p.Recorder.Eventf(nc, corev1.EventTypeNormal, "Created", "NodeClaim for %d pods, requests %s, instance types %s",
 			len(c.Pods), formatList(c.Requests), typeNames(c))
 		for _, pod := range c.Pods {
