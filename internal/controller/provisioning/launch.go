@@ -7,7 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -32,8 +34,16 @@ func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1
 			return
 		}
 		nc := NodeClaimFor(np, c)
+		// The name is chosen here, not by the server (generateName), so that
+		// a create whose response is lost is still known: the next loop
+		// waits for the cache to show it (or the server to deny it) instead
+		// of planning its pods onto a second NodeClaim.
+		nc.GenerateName, nc.Name = "", np.Name+"-"+utilrand.String(5)
 		if err := p.Client.Create(ctx, nc); err != nil {
-			logger.Error(err, "creating NodeClaim", "nodepool", np.Name, "pods", len(c.Pods))
+			if !apierrors.IsAlreadyExists(err) && !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+				p.expect(nc.Name, nc.Annotations[snapshot.NominatedPodsAnnotation])
+			}
+			logger.Error(err, "creating NodeClaim", "nodepool", np.Name, "nodeclaim", nc.Name, "pods", len(c.Pods))
 			return
 		}
 		p.expect(nc.Name, nc.Annotations[snapshot.NominatedPodsAnnotation])
