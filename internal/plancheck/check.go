@@ -15,7 +15,9 @@ import (
 // claim as the provider would launch it, DaemonSet pods included), then checks
 // the plan's structure, then binds plan.Placements in order, checking each pod
 // against the pods bound before it, as kube-scheduler checks a pod against
-// the cluster as it is when the pod's turn comes.
+// the cluster as it is when the pod's turn comes. Last, it tries each pod the
+// plan lists as unschedulable against the cluster the plan leaves and against
+// a fresh node of every NodePool, and reports the pods that fit.
 func Check(in *solver.Input, plan *solver.Plan) []Violation {
 	if in == nil || plan == nil {
 		return []Violation{{Constraint: "plan", Detail: "nil input or plan"}}
@@ -25,6 +27,7 @@ func Check(in *solver.Input, plan *solver.Plan) []Violation {
 	ck.checkStructure()
 	ck.checkLimits()
 	ck.replay()
+	ck.checkCompleteness()
 	return finish(ck.violations)
 }
 

@@ -399,6 +399,13 @@ func TestCheck(t *testing.T) {
 			want: "limits",
 		},
 	}
+	runCheckCases(t, cases)
+}
+
+// runCheckCases checks each case's plan and compares the violations with
+// what the case wants.
+func runCheckCases(t *testing.T, cases []checkCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, plan := tc.build()

@@ -4,7 +4,9 @@
 // pods one by one in plan order, as kube-scheduler would, and reports every
 // placement kube-scheduler's filters would refuse, along with structural
 // mistakes in the plan itself (a pod placed twice, a claim whose requests do
-// not add up, a NodePool limit exceeded).
+// not add up, a NodePool limit exceeded). It also checks the plan is
+// complete: a pod the plan lists as unschedulable must fit neither a node of
+// the cluster the plan leaves nor a fresh node any NodePool could launch.
 //
 // It shares no code path with package solver on purpose: a bug the two shared
 // would be invisible. Constraints are evaluated with the helpers kube-scheduler

@@ -39,6 +39,11 @@ func FuzzSolve(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := decodeInput(data)
+		// The input's random source is seeded with the data's first 8 bytes
+		// (little-endian); TestSolveSeeds replays small seeds the same way.
+		var seed [8]byte
+		copy(seed[:], data)
+		t.Logf("seed %d, data %q", binary.LittleEndian.Uint64(seed[:]), data)
 		defer func() {
 			// Report a panic with the input that caused it, which the
 			// fuzzer's own report leaves out.

@@ -31,17 +31,47 @@ func (ck *checker) replay() {
 	}
 }
 
-// filter runs every check on one pod and node.
-func (ck *checker) filter(p *corev1.Pod, n *node) {
-	ck.checkResources(p, n)
-	ck.checkTaints(p, n)
-	ck.checkNodeAffinity(p, n)
-	ck.checkHostPorts(p, n)
-	ck.checkVolumes(p, n)
-	ck.checkPodAffinity(p, n)
-	ck.checkPodAntiAffinity(p, n)
-	ck.checkTopologySpread(p, n)
+// filters are kube-scheduler's filters in the order the checker runs them:
+// those that look at the node alone first, then those that look at the pods
+// bound across the cluster, so that a probe (see fits) that stops at the
+// first refusal rarely pays for the expensive ones.
+func (ck *checker) filters() []func(*corev1.Pod, *node) {
+	return []func(*corev1.Pod, *node){
+		ck.checkResources,
+		ck.checkTaints,
+		ck.checkNodeAffinity,
+		ck.checkHostPorts,
+		ck.checkVolumes,
+		ck.checkPodAffinity,
+		ck.checkPodAntiAffinity,
+		ck.checkTopologySpread,
+	}
 }
+
+// filter runs every check on one pod and node, reporting every refusal.
+func (ck *checker) filter(p *corev1.Pod, n *node) {
+	for _, f := range ck.filters() {
+		f(p, n)
+	}
+}
+
+// fits runs the first count filters on one pod and node, stops at the first
+// refusal, and reports nothing: it asks whether kube-scheduler would let the
+// pod onto the node, rather than judging a placement the plan made.
+func (ck *checker) fits(p *corev1.Pod, n *node, count int) bool {
+	mark := len(ck.violations)
+	defer func() { ck.violations = ck.violations[:mark] }()
+	for _, f := range ck.filters()[:count] {
+		if f(p, n); len(ck.violations) > mark {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeLocalFilters is how many of filters look at the node and its own pods
+// only; the rest look at pods across the cluster.
+const nodeLocalFilters = 5
 
 // checkTaints is kube-scheduler's TaintToleration filter.
 func (ck *checker) checkTaints(p *corev1.Pod, n *node) {

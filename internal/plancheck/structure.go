@@ -229,17 +229,8 @@ func (ck *checker) checkLimits() {
 		if len(pool.Limits) == 0 {
 			continue
 		}
-		total := corev1.ResourceList{}
-		addList(total, pool.Usage)
+		total, claims := ck.poolCommitted(pool)
 		nodes := pool.Usage[corev1.ResourceName("nodes")]
-		claims := 0
-		for i, c := range ck.plan.NewClaims {
-			if c == nil || c.NodePool != pool.Name || ck.claims[i].launchType == nil {
-				continue
-			}
-			addList(total, ck.claims[i].launchType.Capacity)
-			claims++
-		}
 		if claims == 0 {
 			// Usage over a limit (say, a limit lowered after the fact) is
 			// not the plan's doing; only launching more would be.
@@ -261,6 +252,22 @@ func (ck *checker) checkLimits() {
 			}
 		}
 	}
+}
+
+// poolCommitted is the pool's usage plus the capacity of the type each of the
+// plan's new claims of the pool launches, and how many such claims there are.
+func (ck *checker) poolCommitted(pool *solver.NodePool) (corev1.ResourceList, int) {
+	total := corev1.ResourceList{}
+	addList(total, pool.Usage)
+	claims := 0
+	for i, c := range ck.plan.NewClaims {
+		if c == nil || c.NodePool != pool.Name || ck.claims[i] == nil || ck.claims[i].launchType == nil {
+			continue
+		}
+		addList(total, ck.claims[i].launchType.Capacity)
+		claims++
+	}
+	return total, claims
 }
 
 func addList(dst, src corev1.ResourceList) {

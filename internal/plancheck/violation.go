@@ -16,7 +16,8 @@ type Violation struct {
 	Node string
 	// Constraint is a short identifier: "resources", "taints",
 	// "node-affinity", "host-ports", "volume", "pod-affinity",
-	// "pod-anti-affinity", "topology-spread", "plan", "limits", "truncated".
+	// "pod-anti-affinity", "topology-spread", "plan", "limits",
+	// "completeness" (an unschedulable pod that fits), "truncated".
 	Constraint string
 	// Detail says what is wrong, with the numbers.
 	Detail string

@@ -21,14 +21,14 @@ type group struct {
 	pods []*corev1.Pod
 	// spec is the representative pod, preferences turned into requirements
 	// according to relax (see relax.go).
-	spec      *corev1.Pod
-	relaxed   int // relaxation steps applied
+	spec    *corev1.Pod
+	relaxed int // relaxation steps applied
 	// minValuesRelaxed: the group failed every target on minValues, and
 	// BestEffort lets it through.
 	minValuesRelaxed bool
-	namespace string
-	labels    labels.Set
-	req       vec
+	namespace        string
+	labels           labels.Set
+	req              vec
 	// terms are the OR'ed node requirement terms; the solver uses the first that
 	// fits (Karpenter's order), relaxing to the next on failure.
 	reqs scheduling.Requirements

@@ -48,12 +48,11 @@ func (c *choice) value(key string) (string, bool) {
 
 func (s *state) run() {
 	queue := s.groups
+	var failed []*group
 	for len(queue) > 0 {
 		var retry []*group
 		for _, g := range queue {
-			for len(g.pods) > 0 && s.place(g, g.pods[0]) {
-				g.pods = g.pods[1:]
-			}
+			s.placeAll(g)
 			if len(g.pods) == 0 {
 				continue
 			}
@@ -67,11 +66,34 @@ func (s *state) run() {
 				retry = append(retry, ng)
 				continue
 			}
-			for _, p := range g.pods {
-				s.plan.Unschedulable = append(s.plan.Unschedulable, Unschedulable{Pod: p, Reason: s.explain(g)})
-			}
+			failed = append(failed, g)
 		}
 		queue = retry
+	}
+	// A group given up on may fit once the groups after it are placed: a pod
+	// with required affinity to pods that come later, say. Like Karpenter's
+	// scheduler with its queue, retry the failed groups while a round places
+	// any pod; a round that places none changes nothing, so this ends.
+	for progress := len(failed) > 0; progress; {
+		progress = false
+		for _, g := range failed {
+			before := len(g.pods)
+			s.placeAll(g)
+			progress = progress || len(g.pods) < before
+		}
+	}
+	for _, g := range failed {
+		for _, p := range g.pods {
+			s.plan.Unschedulable = append(s.plan.Unschedulable, Unschedulable{Pod: p, Reason: s.explain(g)})
+		}
+	}
+}
+
+// placeAll places the group's pods in order until one does not fit, and
+// leaves the rest in g.pods.
+func (s *state) placeAll(g *group) {
+	for len(g.pods) > 0 && s.place(g, g.pods[0]) {
+		g.pods = g.pods[1:]
 	}
 }
 
