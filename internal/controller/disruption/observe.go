@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,17 +20,33 @@ import (
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
-// trackPodEvents sets status.lastPodEventTime on a claim when the set of
-// pods on its node changed since the last loop; consolidateAfter counts
-// from it. A restarted controller starts from what it sees, keeping the
-// recorded time.
-func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Cluster, now time.Time) {
+// podSets fingerprints, per node, the pods whose coming and going is a pod
+// event: bound, neither a DaemonSet's nor a mirror pod, and neither terminal
+// nor terminating. As in Karpenter (its podevents controller), a pod is an
+// event when it binds and when it starts terminating or ends, and not again
+// when a terminating pod is finally gone.
+func podSets(pods []*corev1.Pod) map[string]string {
 	onNode := map[string][]string{}
-	for _, p := range cluster.Pods {
-		if snapshot.Bound(p) && !snapshot.IsDaemonSetPod(p) && !protect.Mirror(p) {
+	for _, p := range pods {
+		if snapshot.Bound(p) && p.DeletionTimestamp == nil && !snapshot.IsDaemonSetPod(p) && !protect.Mirror(p) {
 			onNode[p.Spec.NodeName] = append(onNode[p.Spec.NodeName], string(p.UID))
 		}
 	}
+	out := make(map[string]string, len(onNode))
+	for node, uids := range onNode {
+		sort.Strings(uids)
+		out[node] = strings.Join(uids, ",")
+	}
+	return out
+}
+
+// trackPodEvents sets status.lastPodEventTime on a claim when the set of
+// pods on its node (podSets) changed since the last loop; consolidateAfter
+// counts from it, and the NodeClaim lifecycle controller's Consolidatable
+// condition with it. A restarted controller starts from what it sees,
+// keeping the recorded time.
+func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Cluster, now time.Time) {
+	sets := podSets(cluster.Pods)
 	c.mu.Lock()
 	if c.podSets == nil {
 		c.podSets = map[string]string{}
@@ -40,9 +57,7 @@ func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Clust
 		if nc.Status.NodeName == "" || nc.DeletionTimestamp != nil {
 			continue
 		}
-		uids := onNode[nc.Status.NodeName]
-		sort.Strings(uids)
-		sig := strings.Join(uids, ",")
+		sig := sets[nc.Status.NodeName]
 		seen[nc.Name] = true
 		prev, known := c.podSets[nc.Name]
 		c.podSets[nc.Name] = sig

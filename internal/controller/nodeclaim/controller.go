@@ -3,6 +3,7 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,10 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/controller/nodepool"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
 )
@@ -51,13 +54,18 @@ type Options struct {
 	// ReleaseDisplaced is the provisioner's ReplanDisplaced: nominate then
 	// leaves out the pods an initialized node has no room left for.
 	ReleaseDisplaced bool
+	// ConsistencyInterval is how long a deleted claim's node may drain
+	// before, and then how often, ConsistentStateFound says whether a
+	// PodDisruptionBudget blocks it; 0 never checks.
+	ConsistencyInterval time.Duration
 }
 
 // DefaultOptions follow Karpenter: 5 minutes to launch, 15 to register; and
-// 15 to initialize.
+// 15 to initialize; consistency checked every 10 minutes.
 func DefaultOptions() Options {
 	return Options{LaunchTimeout: 5 * time.Minute, RegistrationTimeout: 15 * time.Minute,
-		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 64, NominationGrace: time.Minute}
+		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 64, NominationGrace: time.Minute,
+		ConsistencyInterval: 10 * time.Minute}
 }
 
 // ProviderIDField indexes Nodes by spec.providerID and NodeClaims by
@@ -73,11 +81,16 @@ type Controller struct {
 	Opts     Options
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// Registrations receives the claims' registration outcomes for the
+	// NodePool status controller; nil is nodepool.SharedRegistrations.
+	Registrations *nodepool.Registrations
 
 	writes writes // versions of claims this process wrote over
+	scans  scans  // when deleted claims' drains were last checked
 }
 
-// SetupIndexes registers the providerID indexes the controller looks up by.
+// SetupIndexes registers the providerID indexes the controller looks up by,
+// and the pods by node a deleted claim's drain is checked with.
 func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Node{}, ProviderIDField, func(o client.Object) []string {
 		if id := o.(*corev1.Node).Spec.ProviderID; id != "" {
@@ -95,6 +108,16 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing NodeClaims by providerID: %w", err)
 	}
+	err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, PodNodeNameField, func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	})
+	// The termination controller's index of the same name means the same.
+	if err != nil && !strings.Contains(err.Error(), "indexer conflict") {
+		return fmt.Errorf("indexing pods by node: %w", err)
+	}
 	return nil
 }
 
@@ -108,7 +131,10 @@ func (c *Controller) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("nodeclaim.lifecycle").
 		For(&karpv1.NodeClaim{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfNode))
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfNode)).
+		// consolidateAfter is in the spec; status writes (every few seconds
+		// in a burst) do not concern the claims.
+		Watches(&karpv1.NodePool{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfPool), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	if c.Opts.WriteNominatedNodeName {
 		if err := setupNominationIndexes(ctx, mgr); err != nil {
 			return err
@@ -125,6 +151,18 @@ func (c *Controller) claimsOfNode(ctx context.Context, o client.Object) []reconc
 		return nil
 	}
 	return c.claimsWith(ctx, ProviderIDField, n.Spec.ProviderID)
+}
+
+func (c *Controller) claimsOfPool(ctx context.Context, o client.Object) []reconcile.Request {
+	var claims karpv1.NodeClaimList
+	if err := c.Client.List(ctx, &claims, client.MatchingLabels{karpv1.NodePoolLabelKey: o.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, len(claims.Items))
+	for i := range claims.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: claims.Items[i].Name}}
+	}
+	return out
 }
 
 // claimsWith lists the NodeClaims an index maps value to, as requests.
@@ -158,6 +196,7 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.Client.Get(ctx, req.NamespacedName, nc); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.writes.forget(req.Name)
+			c.scans.forget(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -205,7 +244,7 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !isTrue(nc, karpv1.ConditionTypeInitialized) {
 		return c.initialize(ctx, nc, node)
 	}
-	return reconcile.Result{}, nil
+	return c.steady(ctx, nc, node)
 }
 
 // fail deletes a NodeClaim that cannot succeed, saying why.

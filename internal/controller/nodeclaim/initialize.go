@@ -58,11 +58,12 @@ func (c *Controller) initialize(ctx context.Context, nc *karpv1.NodeClaim, node 
 	}
 	before := nc.DeepCopy()
 	setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "")
+	recheck := c.settle(ctx, nc, node)
 	if err := c.patchStatus(ctx, before, nc); err != nil {
 		return reconcile.Result{}, err
 	}
 	c.initialized(nc, node)
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: recheck}, nil
 }
 
 // initialized counts and announces a claim whose Initialized condition was

@@ -14,6 +14,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
+	"github.com/nodewright/nodewright/internal/controller/nodepool"
 	"github.com/nodewright/nodewright/internal/metrics"
 )
 
@@ -32,14 +33,18 @@ func (c *Controller) launch(ctx context.Context, nc *karpv1.NodeClaim) (reconcil
 		case errors.As(err, &notReady):
 			// Retried below, as NodeClassNotReady.
 		}
-		if age := c.Now().Sub(nc.CreationTimestamp.Time); c.Opts.LaunchTimeout > 0 && age > c.Opts.LaunchTimeout {
-			return c.fail(ctx, nc, "LaunchTimeout", "no instance after %s: %v", age.Round(time.Second), err)
-		}
-		before := nc.DeepCopy()
 		reason := "LaunchFailed"
 		if notReady != nil {
 			reason = "NodeClassNotReady"
 		}
+		if age := c.Now().Sub(nc.CreationTimestamp.Time); c.Opts.LaunchTimeout > 0 && age > c.Opts.LaunchTimeout {
+			// Karpenter counts a launch that timed out against the
+			// NodePool's registration health, with the launch's reason.
+			c.recordRegistration(ctx, nc, nodepool.Outcome{Reason: reason,
+				Message: fmt.Sprintf("NodeClaim %s did not launch within %s: %v", nc.Name, c.Opts.LaunchTimeout, err)})
+			return c.fail(ctx, nc, "LaunchTimeout", "no instance after %s: %v", age.Round(time.Second), err)
+		}
+		before := nc.DeepCopy()
 		if setCondition(nc, karpv1.ConditionTypeLaunched, metav1.ConditionFalse, reason, err.Error()) {
 			c.Recorder.Event(nc, corev1.EventTypeWarning, reason, err.Error())
 			if perr := c.patchStatus(ctx, before, nc); perr != nil {

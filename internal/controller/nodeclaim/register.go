@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/controller/nodepool"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
 	"github.com/nodewright/nodewright/internal/snapshot"
@@ -26,7 +27,9 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 		launched := since(nc, karpv1.ConditionTypeLaunched)
 		waited := c.Now().Sub(launched)
 		if c.Opts.RegistrationTimeout > 0 && waited > c.Opts.RegistrationTimeout {
-			return c.fail(ctx, nc, "RegistrationTimeout", "no node with providerID %s registered within %s", nc.Status.ProviderID, c.Opts.RegistrationTimeout)
+			msg := fmt.Sprintf("no node with providerID %s registered within %s", nc.Status.ProviderID, c.Opts.RegistrationTimeout)
+			c.recordRegistration(ctx, nc, nodepool.Outcome{Reason: nodepool.ReasonRegistrationFailed, Message: "NodeClaim " + nc.Name + ": " + msg})
+			return c.fail(ctx, nc, "RegistrationTimeout", "%s", msg)
 		}
 		return reconcile.Result{RequeueAfter: c.Opts.RegistrationTimeout - waited + time.Second}, nil
 	}
@@ -109,11 +112,14 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 	before := nc.DeepCopy()
 	nc.Status.NodeName = n.Name
 	setCondition(nc, karpv1.ConditionTypeRegistered, metav1.ConditionTrue, "Registered", "")
+	var recheck time.Duration
 	if usable {
 		setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "")
+		recheck = c.settle(ctx, nc, n)
 	} else {
 		setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionUnknown, "Initializing", "node registered; waiting for it to be Ready")
 	}
+	c.recordRegistration(ctx, nc, nodepool.Outcome{Registered: true})
 	if err := c.patchStatus(ctx, before, nc); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -123,7 +129,7 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 	c.learn(ctx, nc, n)
 	if usable {
 		c.initialized(nc, n)
-		return reconcile.Result{}, nil
+		return reconcile.Result{RequeueAfter: recheck}, nil
 	}
 	return c.initialize(ctx, nc, n)
 }

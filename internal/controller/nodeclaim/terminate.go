@@ -50,8 +50,9 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 	}
 	if !TerminationReady(nc) {
 		// The termination controller drains the node first; its update of
-		// the claim's conditions brings the claim back here.
-		return reconcile.Result{}, nil
+		// the claim's conditions brings the claim back here. A drain that
+		// lasts is checked for a PodDisruptionBudget holding it.
+		return c.checkDrain(ctx, nc)
 	}
 	if nc.Status.ProviderID != "" {
 		err := c.Cloud.Delete(ctx, nc)

@@ -32,6 +32,9 @@ type Controller struct {
 	Client client.Client
 	Cloud  cloudprovider.CloudProvider
 	Now    func() time.Time
+	// Registrations holds the registration outcomes the NodeClaim lifecycle
+	// controller records; nil is SharedRegistrations.
+	Registrations *Registrations
 
 	mu      sync.Mutex
 	written map[string]time.Time
@@ -86,6 +89,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	_, obs.ClassErr = c.Cloud.InstanceTypes(ctx, np)
+	obs.NodeClassGeneration = c.nodeClassGeneration(ctx, np)
+	obs.Registrations = c.registrations().Outcomes(np, obs.NodeClassGeneration)
 	status := Decide(np, obs)
 	if equality.Semantic.DeepEqual(status, np.Status) {
 		return reconcile.Result{RequeueAfter: Resync}, nil
@@ -104,4 +109,37 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	c.written[np.Name] = c.Now()
 	c.mu.Unlock()
 	return reconcile.Result{RequeueAfter: Resync}, nil
+}
+
+func (c *Controller) registrations() *Registrations {
+	if c.Registrations != nil {
+		return c.Registrations
+	}
+	return SharedRegistrations
+}
+
+// nodeClassGeneration reads the generation of the NodePool's NodeClass,
+// whatever its kind, through the scheme's type for it (so from the cache
+// the provider reads it from too); 0 when it cannot be read.
+func (c *Controller) nodeClassGeneration(ctx context.Context, np *karpv1.NodePool) int64 {
+	ref := np.Spec.Template.Spec.NodeClassRef
+	if ref == nil {
+		return 0
+	}
+	scheme := c.Client.Scheme()
+	for gvk := range scheme.AllKnownTypes() {
+		if gvk.Group != ref.Group || gvk.Kind != ref.Kind {
+			continue
+		}
+		obj, err := scheme.New(gvk)
+		if err != nil {
+			return 0
+		}
+		class, ok := obj.(client.Object)
+		if !ok || c.Client.Get(ctx, client.ObjectKey{Name: ref.Name}, class) != nil {
+			return 0
+		}
+		return class.GetGeneration()
+	}
+	return 0
 }

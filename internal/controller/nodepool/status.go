@@ -31,6 +31,12 @@ type Observed struct {
 	Nodes map[string]*corev1.Node
 	// ClassErr is why the NodePool's NodeClass cannot be used, or nil.
 	ClassErr error
+	// NodeClassGeneration is the NodeClass's metadata.generation, 0 when
+	// it could not be read.
+	NodeClassGeneration int64
+	// Registrations are the latest registration outcomes of the NodePool's
+	// NodeClaims since it or its NodeClass last changed (Registrations).
+	Registrations []Outcome
 }
 
 // Decide computes a NodePool's status. Every NodeClaim is one of its nodes,
@@ -40,7 +46,6 @@ func Decide(np *karpv1.NodePool, obs Observed) karpv1.NodePoolStatus {
 	st := karpv1.NodePoolStatus{Conditions: append([]metav1.Condition(nil), np.Status.Conditions...),
 		NodeClassObservedGeneration: np.Status.NodeClassObservedGeneration}
 	total := corev1.ResourceList{}
-	registered := false
 	for i := range obs.Claims {
 		c := &obs.Claims[i]
 		capacity := c.Status.Capacity
@@ -51,9 +56,6 @@ func Decide(np *karpv1.NodePool, obs Observed) karpv1.NodePoolStatus {
 			sum := total[name]
 			sum.Add(q)
 			total[name] = sum
-		}
-		if meta.IsStatusConditionTrue(c.Status.Conditions, karpv1.ConditionTypeRegistered) {
-			registered = true
 		}
 	}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {
@@ -83,14 +85,17 @@ func Decide(np *karpv1.NodePool, obs Observed) karpv1.NodePoolStatus {
 	} else {
 		set(ConditionValidationSucceeded, metav1.ConditionTrue, ConditionValidationSucceeded, "")
 	}
-	// Unknown until a node of the pool registers; a changed spec starts
-	// over, as its nodes may now be launched differently.
+	// A changed spec or NodeClass starts NodeRegistrationHealthy over, as
+	// nodes may now be launched differently. A class generation never
+	// observed (a status written before it was recorded) is no change.
+	classChanged := obs.NodeClassGeneration != 0 && st.NodeClassObservedGeneration != 0 && obs.NodeClassGeneration != st.NodeClassObservedGeneration
+	if obs.NodeClassGeneration != 0 {
+		st.NodeClassObservedGeneration = obs.NodeClassGeneration
+	}
 	prev := meta.FindStatusCondition(st.Conditions, ConditionNodeRegistrationHealthy)
-	switch {
-	case registered:
-		set(ConditionNodeRegistrationHealthy, metav1.ConditionTrue, ConditionNodeRegistrationHealthy, "")
-	case prev == nil || prev.ObservedGeneration != gen:
-		set(ConditionNodeRegistrationHealthy, metav1.ConditionUnknown, "AwaitingNodeRegistration", "no node of this NodePool has registered yet")
+	current := prev != nil && prev.ObservedGeneration == gen && !classChanged
+	if c := registrationHealthy(prev, current, obs.Registrations); c != nil {
+		set(c.Type, c.Status, c.Reason, c.Message)
 	}
 	var why []string
 	for _, t := range []string{ConditionNodeClassReady, ConditionValidationSucceeded} {

@@ -48,7 +48,7 @@ func TestDecide(t *testing.T) {
 		{"empty, class ready", pool, Observed{}, 0, "0", "0", "True", "True", "True", "Unknown", ""},
 		{"registered node counts its Node's capacity, launching one the claim's", pool, Observed{
 			Claims: []karpv1.NodeClaim{claimOf("a", "n1", "4", "16Gi", true), claimOf("b", "", "2", "8Gi", false)},
-			Nodes:  map[string]*corev1.Node{"n1": node}}, 2, "5900m", "23Gi", "True", "True", "True", "True", ""},
+			Nodes:  map[string]*corev1.Node{"n1": node}, Registrations: []Outcome{{NodeClaim: "a", Registered: true}}}, 2, "5900m", "23Gi", "True", "True", "True", "True", ""},
 		{"class not ready", pool, Observed{ClassErr: &cloudprovider.NodeClassNotReadyError{NodeClass: "c", Reason: "EC2NodeClass c does not exist"}},
 			0, "0", "0", "False", "False", "True", "Unknown", "NodeClassReady=False"},
 		{"class unknown", pool, Observed{ClassErr: errors.New("timeout")}, 0, "0", "0", "False", "Unknown", "True", "Unknown", "NodeClassReady=Unknown"},
