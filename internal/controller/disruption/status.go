@@ -96,7 +96,10 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 		} else {
 			meta.RemoveStatusCondition(&after.Status.Conditions, karpv1.ConditionTypeDrifted)
 		}
-		if err := c.Client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+		// With a lock: a merge patch replaces the whole conditions list, and
+		// the NodeClaim controller writes conditions of its own
+		// (Consolidatable, ConsistentStateFound) that a stale copy would drop.
+		if err := c.Client.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			log.FromContext(ctx).V(1).Info("cannot write the disruption preview", "nodeclaim", nc.Name, "error", err.Error())
 			continue
 		}
@@ -117,13 +120,15 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 		// The generation this loop judged, drift included: a user (or a
 		// test) can tell when a NodePool edit has been looked at.
 		cond.ObservedGeneration = np.Generation
-		if !conditionChanged(np.Status.Conditions, cond) {
+		repair := repairCondition(plan.RepairBlocked[np.Name], np.Generation, now)
+		if !conditionChanged(np.Status.Conditions, cond) && !conditionChanged(np.Status.Conditions, repair) {
 			continue
 		}
 		before := np.DeepCopy()
 		after := np.DeepCopy()
 		meta.SetStatusCondition(&after.Status.Conditions, cond)
-		if err := c.Client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+		meta.SetStatusCondition(&after.Status.Conditions, repair)
+		if err := c.Client.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			log.FromContext(ctx).V(1).Info("cannot write the budgets condition", "nodepool", np.Name, "error", err.Error())
 		}
 		if err := plan.BudgetErrors[np.Name]; err != nil {
@@ -184,4 +189,18 @@ func budgetsCondition(res budget.Result, err error, now time.Time) metav1.Condit
 		cond.Message = err.Error() + ". " + cond.Message
 	}
 	return cond
+}
+
+// ConditionNodeRepairAllowed is nodewright's NodePool condition for node
+// repair: False while more than 20% of the NodePool's nodes are unhealthy,
+// which holds every repair back.
+const ConditionNodeRepairAllowed = "NodeRepairAllowed"
+
+func repairCondition(blocked string, gen int64, now time.Time) metav1.Condition {
+	c := metav1.Condition{Type: ConditionNodeRepairAllowed, Status: metav1.ConditionTrue, Reason: "NodeRepairAllowed",
+		ObservedGeneration: gen, LastTransitionTime: metav1.NewTime(now)}
+	if blocked != "" {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "TooManyUnhealthyNodes", blocked
+	}
+	return c
 }

@@ -54,6 +54,19 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 		// lasts is checked for a PodDisruptionBudget holding it.
 		return c.checkDrain(ctx, nc)
 	}
+	if nc.Status.ProviderID == "" {
+		// The instance may have been launched with its status never written
+		// (the claim was deleted between the launch and the write, or the
+		// write failed): the provider finds it by the claim's name.
+		found, err := c.launchedFor(ctx, nc)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if found != "" {
+			nc = nc.DeepCopy()
+			nc.Status.ProviderID = found
+		}
+	}
 	if nc.Status.ProviderID != "" {
 		err := c.Cloud.Delete(ctx, nc)
 		if err != nil && !cloudprovider.IsNotFound(err) {
@@ -92,4 +105,19 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 		metrics.NodeTerminated(nc, c.Now())
 	}
 	return reconcile.Result{}, nil
+}
+
+// launchedFor returns the provider ID of an instance the provider launched
+// for nc, or "".
+func (c *Controller) launchedFor(ctx context.Context, nc *karpv1.NodeClaim) (string, error) {
+	instances, err := c.Cloud.List(ctx)
+	if err != nil {
+		return "", fmt.Errorf("looking for an instance launched for NodeClaim %s: %w", nc.Name, err)
+	}
+	for _, in := range instances {
+		if in.Name == nc.Name && in.Status.ProviderID != "" {
+			return in.Status.ProviderID, nil
+		}
+	}
+	return "", nil
 }
