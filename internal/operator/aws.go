@@ -141,7 +141,8 @@ func newAWSProvider(ctx context.Context, mgr manager.Manager, cfg *rest.Config, 
 		nodeClass: &ec2nodeclass.Controller{Client: mgr.GetClient(), Resolver: resolver,
 			Recorder: mgr.GetEventRecorderFor("nodewright"), Interval: o.NodeClassInterval}}
 	if o.InterruptionQueue != "" {
-		parts.interruption = &interruption.Controller{Client: mgr.GetClient(), SQS: sqs.NewFromConfig(sdk), Queue: o.InterruptionQueue,
+		parts.interruption = &interruption.Controller{Client: mgr.GetClient(),
+			Source:   &awsprovider.QueueSource{SQS: sqs.NewFromConfig(sdk), Queue: o.InterruptionQueue},
 			Recorder: mgr.GetEventRecorderFor("nodewright"), Unavailable: provider.MarkUnavailable}
 	}
 	return parts, nil

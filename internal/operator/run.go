@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,7 @@ import (
 	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/disruption"
+	"github.com/nodewright/nodewright/internal/controller/interruption"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
 	"github.com/nodewright/nodewright/internal/controller/nodeoverlay"
 	"github.com/nodewright/nodewright/internal/controller/nodepool"
@@ -129,12 +131,15 @@ func Run(ctx context.Context, opts Options) error {
 	var awsp *awsParts
 	switch opts.CloudProvider {
 	case "", "kwok":
-		kp, err := newKWOKProvider(mgr.GetClient(), mgr.GetAPIReader(), opts.KWOK)
+		kp, err := newKWOKProvider(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorderFor("nodewright"), opts.KWOK)
 		if err != nil {
 			return err
 		}
 		provider = kp
-		extras = append(extras, kp.Agent())
+		// The interruptions kwok's fault injection issues take the path AWS's
+		// queue feeds, so that path is rehearsed without AWS.
+		extras = append(extras, kp.Agent(), &interruption.Controller{Client: mgr.GetClient(), Source: kp.Interruptions(),
+			Recorder: mgr.GetEventRecorderFor("nodewright"), Unavailable: kp.MarkUnavailable})
 	case "aws":
 		if awsp, err = newAWSProvider(ctx, mgr, cfg, opts.AWS); err != nil {
 			return err
@@ -218,8 +223,8 @@ func Run(ctx context.Context, opts Options) error {
 	return mgr.Start(ctx)
 }
 
-func newKWOKProvider(c client.Client, live client.Reader, o KWOKOptions) (*kwok.Provider, error) {
-	po := kwok.ProviderOptions{DefaultFaults: o.Faults, LiveReader: live}
+func newKWOKProvider(c client.Client, live client.Reader, rec record.EventRecorder, o KWOKOptions) (*kwok.Provider, error) {
+	po := kwok.ProviderOptions{DefaultFaults: o.Faults, LiveReader: live, Recorder: rec}
 	if o.CatalogFile != "" {
 		f, err := os.Open(o.CatalogFile)
 		if err != nil {

@@ -5,43 +5,28 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/nodewright/nodewright/internal/cloudprovider"
 )
 
-// InterruptionKind is what an EC2 event means for the instances it names.
-type InterruptionKind string
+// The parsed event types are the provider-neutral ones of package
+// cloudprovider, which the interruption controller reads from any source;
+// the aliases keep this package's names.
+type (
+	// InterruptionKind is what an EC2 event means for the instances it names.
+	InterruptionKind = cloudprovider.InterruptionKind
+	// Interruption is one parsed queue message.
+	Interruption = cloudprovider.Interruption
+)
 
 // The events Karpenter handles from its interruption queue.
 const (
-	// SpotInterruption: EC2 takes the spot instance back in two minutes.
-	SpotInterruption InterruptionKind = "SpotInterruption"
-	// RebalanceRecommendation: the spot instance is at higher risk; only
-	// an event is recorded.
-	RebalanceRecommendation InterruptionKind = "RebalanceRecommendation"
-	// ScheduledChange: AWS Health schedules maintenance that retires or
-	// reboots the instance.
-	ScheduledChange InterruptionKind = "ScheduledChange"
-	// StateChange: the instance is stopping, stopped, shutting down or
-	// terminated.
-	StateChange InterruptionKind = "StateChange"
-	// NoAction: a well-formed event that needs nothing (a state change to
-	// running, a Health event of another service).
-	NoAction InterruptionKind = "NoAction"
+	SpotInterruption        = cloudprovider.SpotInterruption
+	RebalanceRecommendation = cloudprovider.RebalanceRecommendation
+	ScheduledChange         = cloudprovider.ScheduledChange
+	StateChange             = cloudprovider.StateChange
+	NoAction                = cloudprovider.NoAction
 )
-
-// Interruption is one parsed queue message.
-type Interruption struct {
-	Kind        InterruptionKind
-	InstanceIDs []string
-	// State is the new state of a StateChange.
-	State string
-	// ID is the event's ID, for logs.
-	ID string
-}
-
-// Replaces reports whether the instances' NodeClaims must be replaced.
-func (i Interruption) Replaces() bool {
-	return i.Kind == SpotInterruption || i.Kind == ScheduledChange || i.Kind == StateChange
-}
 
 // eventBridge is the envelope EventBridge puts on the queue.
 type eventBridge struct {

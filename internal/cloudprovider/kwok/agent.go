@@ -19,8 +19,9 @@ import (
 )
 
 // The agent plays the part of the machines: it creates the Nodes of delayed
-// launches when they are due, turns Nodes NotReady for their window, and
-// removes agent taints when the simulated agents become ready. Every decision
+// launches when they are due, turns Nodes NotReady for their window, removes
+// agent taints when the simulated agents become ready, and issues the
+// interruptions asked for, terminating instances whose notice ran out. Every decision
 // follows from the objects and the clock, so each pass may be repeated, and a
 // restarted controller resumes where the last one stopped.
 
@@ -59,12 +60,16 @@ func (p *Provider) SyncAgent(ctx context.Context) error {
 		return fmt.Errorf("kwok agent: listing NodeClaims: %w", err)
 	}
 	var errs []error
+	claimOf := map[string]*karpv1.NodeClaim{}
+	for i := range claims.Items {
+		claimOf[claims.Items[i].Name] = &claims.Items[i]
+	}
 	nodeExists := map[string]bool{}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		nodeExists[n.Name] = true
 		if isInstance(n) && n.DeletionTimestamp == nil {
-			errs = append(errs, p.syncNode(ctx, n, now))
+			errs = append(errs, p.syncNode(ctx, n, claimOf[n.Name], now))
 		}
 	}
 	for i := range claims.Items {
@@ -104,8 +109,13 @@ func (p *Provider) register(ctx context.Context, claim *karpv1.NodeClaim, now ti
 	return nil
 }
 
-// syncNode plays the faults stored on one of the provider's Nodes.
-func (p *Provider) syncNode(ctx context.Context, node *corev1.Node, now time.Time) error {
+// syncNode plays the faults stored on one of the provider's Nodes, and the
+// interruption asked of it or of its NodeClaim (nil when it has none).
+func (p *Provider) syncNode(ctx context.Context, node *corev1.Node, claim *karpv1.NodeClaim, now time.Time) error {
+	// An interruption may delete the Node; nothing else is done to it then.
+	if gone, err := p.syncInterruption(ctx, node, claim, now); err != nil || gone {
+		return err
+	}
 	f, err := decodeNodeFaults(node.Annotations[FaultsAnnotation])
 	if err != nil {
 		return fmt.Errorf("Node %s: %w", node.Name, err)

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,6 +102,9 @@ type ProviderOptions struct {
 	// NodeClaim (garbage collection), so it must not come from a cache that
 	// has not yet seen the Node, or has fallen behind a broken watch.
 	LiveReader client.Reader
+	// Recorder, when set, receives the events of interruption fault
+	// injection (a notice issued, a request refused).
+	Recorder record.EventRecorder
 	// RegistrationGrace is how long past its registration delay a pending
 	// instance still exists without a Node, to cover a controller that was
 	// down when the delay ended. Past it the instance counts as lost (Get

@@ -3,97 +3,62 @@ package interruption
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
-	awsprovider "github.com/nodewright/nodewright/internal/cloudprovider/aws"
 	"github.com/nodewright/nodewright/internal/metrics"
 )
 
-// Controller long-polls the queue and acts on each event.
+// Controller receives events from its source and acts on each.
 type Controller struct {
 	Client   client.Client
-	SQS      awsprovider.SQS
-	Queue    string // a name or a URL
+	Source   cloudprovider.InterruptionSource
 	Recorder record.EventRecorder
 	// Unavailable marks a spot offering short of capacity.
 	Unavailable func(cloudprovider.Offering)
-	// WaitSeconds is the long poll's wait; zero is 20, SQS's longest.
-	WaitSeconds int32
 }
 
-// NeedLeaderElection is true: one replica acts on the queue.
+// NeedLeaderElection is true: one replica acts on the events.
 func (c *Controller) NeedLeaderElection() bool { return true }
 
-// Start polls until ctx ends. Errors reaching SQS are logged and retried
-// after a pause; they never stop the controller.
+// Start receives until ctx ends. Errors of the source are logged and
+// retried after a pause; they never stop the controller.
 func (c *Controller) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("interruption")
-	url := ""
-	for url == "" {
-		u, err := c.queueURL(ctx)
-		if err != nil {
-			logger.Error(err, "finding the interruption queue; retrying")
-			if !sleep(ctx, 10*time.Second) {
-				return nil
-			}
-			continue
-		}
-		url = u
-	}
-	logger.Info("watching the interruption queue", "queue", url)
+	ctx = log.IntoContext(ctx, logger)
+	logger.Info("handling interruption events", "source", c.Source.String())
 	for ctx.Err() == nil {
-		if err := c.Poll(ctx, url); err != nil && ctx.Err() == nil {
-			logger.Error(err, "polling the interruption queue")
+		if err := c.Once(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "receiving interruption events; retrying", "source", c.Source.String())
 			sleep(ctx, 5*time.Second)
 		}
 	}
 	return nil
 }
 
-func (c *Controller) queueURL(ctx context.Context) (string, error) {
-	if strings.HasPrefix(c.Queue, "https://") || strings.HasPrefix(c.Queue, "http://") {
-		return c.Queue, nil
-	}
-	out, err := c.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(c.Queue)})
+// Once receives from the source once and handles what came. A message is
+// acknowledged once handled, and so is one that cannot be parsed; one whose
+// handling failed is left to come again.
+func (c *Controller) Once(ctx context.Context) error {
+	msgs, err := c.Source.Receive(ctx)
 	if err != nil {
-		return "", fmt.Errorf("--interruption-queue %s: %w", c.Queue, err)
+		return err
 	}
-	return aws.ToString(out.QueueUrl), nil
-}
-
-// Poll receives up to ten messages once and handles them. Every message
-// is deleted once handled, and so is one that cannot be parsed: a bad
-// message must not come back for ever.
-func (c *Controller) Poll(ctx context.Context, url string) error {
-	wait := c.WaitSeconds
-	if wait <= 0 {
-		wait = 20
-	}
-	out, err := c.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10,
-		WaitTimeSeconds: wait, VisibilityTimeout: 30})
-	if err != nil {
-		return fmt.Errorf("receiving from %s: %w", url, err)
-	}
-	for _, m := range out.Messages {
+	for _, m := range msgs {
 		if err := c.handle(ctx, m); err != nil {
-			// Leave it on the queue: it comes back after the visibility
-			// timeout, by when the API server may answer.
-			log.FromContext(ctx).Error(err, "handling interruption message; it will be received again", "message", aws.ToString(m.MessageId))
+			log.FromContext(ctx).Error(err, "handling interruption message; it will be received again", "message", m.ID)
 			continue
 		}
-		if _, err := c.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
-			return fmt.Errorf("deleting message %s: %w", aws.ToString(m.MessageId), err)
+		if m.Ack == nil {
+			continue
+		}
+		if err := m.Ack(ctx); err != nil {
+			return err
 		}
 		metrics.InterruptionDeleted.Inc()
 	}
@@ -102,14 +67,13 @@ func (c *Controller) Poll(ctx context.Context, url string) error {
 
 // handle acts on one message. Only failures to reach the API server are
 // errors; a message that cannot be parsed is counted and dropped.
-func (c *Controller) handle(ctx context.Context, m sqstypes.Message) error {
-	logger := log.FromContext(ctx)
-	ev, err := awsprovider.ParseInterruption(aws.ToString(m.Body))
-	if err != nil {
+func (c *Controller) handle(ctx context.Context, m cloudprovider.InterruptionMessage) error {
+	if m.Err != nil {
 		metrics.InterruptionMessages.WithLabelValues("Unparseable").Inc()
-		logger.Info("dropping an interruption message that cannot be parsed", "message", aws.ToString(m.MessageId), "error", err.Error())
+		log.FromContext(ctx).Info("dropping an interruption message that cannot be parsed", "message", m.ID, "error", m.Err.Error())
 		return nil
 	}
+	ev := m.Event
 	metrics.InterruptionMessages.WithLabelValues(string(ev.Kind)).Inc()
 	if len(ev.InstanceIDs) == 0 {
 		return nil
@@ -124,46 +88,33 @@ func (c *Controller) handle(ctx context.Context, m sqstypes.Message) error {
 	}
 	for i := range claims.Items {
 		nc := &claims.Items[i]
-		id := nc.Status.ProviderID[strings.LastIndex(nc.Status.ProviderID, "/")+1:]
-		if nc.Status.ProviderID == "" || !want[id] {
+		if nc.Status.ProviderID == "" || !want[instanceID(nc.Status.ProviderID)] {
 			continue
 		}
-		if err := c.act(ctx, ev, nc); err != nil {
+		if err := c.act(ctx, ev, nc, decide(ev, nc)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// act replaces an interrupted NodeClaim: it is deleted, which cordons its
-// node, plans its pods onto new capacity at once and drains the node as
-// that capacity comes up (the same path as drift's replacement).
-func (c *Controller) act(ctx context.Context, ev awsprovider.Interruption, nc *karpv1.NodeClaim) error {
-	logger := log.FromContext(ctx).WithValues("nodeclaim", nc.Name, "event", ev.Kind, "eventID", ev.ID)
-	if !ev.Replaces() {
-		metrics.InterruptionActions.WithLabelValues("NoAction", string(ev.Kind)).Inc()
-		if ev.Kind == awsprovider.RebalanceRecommendation {
-			c.Recorder.Event(nc, corev1.EventTypeNormal, "RebalanceRecommendation", "EC2 recommends moving off this spot instance; nothing done")
+// act carries out d for nc.
+func (c *Controller) act(ctx context.Context, ev cloudprovider.Interruption, nc *karpv1.NodeClaim, d decision) error {
+	if d.Unavailable != nil && c.Unavailable != nil {
+		c.Unavailable(*d.Unavailable)
+	}
+	if d.Reason != "" {
+		c.Recorder.Event(nc, d.EventType, d.Reason, d.Message)
+	}
+	if d.Delete {
+		if err := c.Client.Delete(ctx, nc); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting interrupted NodeClaim %s: %w", nc.Name, err)
 		}
-		return nil
+		log.FromContext(ctx).Info("interrupted; NodeClaim deleted for replacement", "nodeclaim", nc.Name, "event", ev.Kind, "eventID", ev.ID)
 	}
-	if ev.Kind == awsprovider.SpotInterruption && c.Unavailable != nil && nc.Labels[karpv1.CapacityTypeLabelKey] == karpv1.CapacityTypeSpot {
-		c.Unavailable(cloudprovider.Offering{InstanceType: nc.Labels[corev1.LabelInstanceTypeStable],
-			Zone: nc.Labels[corev1.LabelTopologyZone], CapacityType: karpv1.CapacityTypeSpot})
+	if d.Action != "" {
+		metrics.InterruptionActions.WithLabelValues(d.Action, string(ev.Kind)).Inc()
 	}
-	if nc.DeletionTimestamp != nil {
-		return nil
-	}
-	msg := fmt.Sprintf("%s (event %s): replacing the NodeClaim before its instance goes", ev.Kind, ev.ID)
-	if ev.Kind == awsprovider.StateChange {
-		msg = fmt.Sprintf("instance is %s (event %s): replacing the NodeClaim", ev.State, ev.ID)
-	}
-	c.Recorder.Event(nc, corev1.EventTypeWarning, string(ev.Kind), msg)
-	if err := c.Client.Delete(ctx, nc); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting interrupted NodeClaim %s: %w", nc.Name, err)
-	}
-	metrics.InterruptionActions.WithLabelValues("CordonAndDrain", string(ev.Kind)).Inc()
-	logger.Info("interrupted; NodeClaim deleted for replacement")
 	return nil
 }
 

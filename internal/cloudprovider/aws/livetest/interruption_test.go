@@ -14,6 +14,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
+	awsprovider "github.com/nodewright/nodewright/internal/cloudprovider/aws"
 	"github.com/nodewright/nodewright/internal/controller/interruption"
 )
 
@@ -45,10 +46,11 @@ func TestInterruptionQueue(t *testing.T) {
 	}
 	var marked []cloudprovider.Offering
 	rec := record.NewFakeRecorder(10)
-	c := &interruption.Controller{Client: cluster.Client, SQS: q, Queue: "live-interruption", Recorder: rec, WaitSeconds: 1,
+	c := &interruption.Controller{Client: cluster.Client, Recorder: rec,
+		Source:      &awsprovider.QueueSource{SQS: q, Queue: "live-interruption", WaitSeconds: 1},
 		Unavailable: func(o cloudprovider.Offering) { marked = append(marked, o) }}
 	for i := 0; i < 3; i++ {
-		if err := c.Poll(ctx, url); err != nil {
+		if err := c.Once(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
