@@ -18,14 +18,22 @@ build:
 binaries:
 	@bash hack/kube-binaries.sh
 
+# The packages whose controllers run concurrently (reconcilers, the operator,
+# the kwok provider they drive, the learned store they share): their tests run
+# under the race detector (cgo with the machine's gcc), and only there, so that
+# no test runs twice.
+RACE_PKGS := ./internal/controller/... ./internal/operator/... ./internal/learned/... ./internal/cloudprovider/kwok/...
+
 # The whole test suite: static checks, then every package's tests against real
-# kube-apiservers (binaries built first if missing). The AWS end-to-end test
-# runs last, alone: two full control planes at once on two cores slow both,
-# and the kwok end-to-end tests judge timing-sensitive invariants.
+# kube-apiservers (binaries built first if missing), RACE_PKGS with -race. The
+# AWS end-to-end test runs last, alone: two full control planes at once on two
+# cores slow both, and the kwok end-to-end tests judge timing-sensitive
+# invariants.
 test: verify
 	@bash hack/chromium.sh >/dev/null
-	@dir=$$(bash hack/kube-binaries.sh) && \
-	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/e2eaws$$') && \
+	@dir=$$(bash hack/kube-binaries.sh) && race=$$($(GO) list $(RACE_PKGS)) && \
+	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/e2eaws$$' | grep -vxF "$$race") && \
+	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -race -timeout $(TEST_TIMEOUT) $$race && \
 	  NODEWRIGHT_KUBE_BINARIES=$$dir $(GO) test -timeout 30m ./test/e2eaws
 
 verify:

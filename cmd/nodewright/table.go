@@ -31,7 +31,7 @@ func getTable(ctx context.Context, cfg *rest.Config, group, version, resource st
 		return nil, err
 	}
 	raw, err := rc.Get().AbsPath("/apis", group, version, resource).SetHeader("Accept", tableAccept).
-		Param("includeObject", "None").Timeout(10*time.Second).DoRaw(ctx)
+		Param("includeObject", "None").Timeout(10 * time.Second).DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s as a table: %w", resource, err)
 	}

@@ -1,6 +1,7 @@
 package kwok
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -178,11 +179,17 @@ func TestInterruptionFault(t *testing.T) {
 		}
 		return out
 	}
-	msgs, err := src.Receive(e.ctx)
-	if err != nil {
-		t.Fatal(err)
+	// Receive reads the informer cache, which sees the agent's writes a
+	// little later (much later under the race detector): poll until the
+	// three notices are there.
+	got := map[string]cloudprovider.InterruptionMessage{}
+	for deadline := time.Now().Add(10 * time.Second); len(got) < 3 && time.Now().Before(deadline); {
+		msgs, err := src.Receive(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(got, ours(msgs))
 	}
-	got := ours(msgs)
 	if m := got[spot.Name]; m.Err != nil || m.Event.Kind != cloudprovider.SpotInterruption || m.Event.InstanceIDs[0] != spot.Name {
 		t.Errorf("spot message %+v", m)
 	}
