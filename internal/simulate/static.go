@@ -5,7 +5,6 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
-	"github.com/nodewright/nodewright/internal/disruption/protect"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/static"
 )
@@ -56,7 +55,7 @@ func (e *Engine) staticLoop() {
 func (e *Engine) workloadPods() map[string]int {
 	out := map[string]int{}
 	for _, p := range e.pods {
-		if snapshot.Bound(p) && protect.Active(p) && !snapshot.IsDaemonSetPod(p) && !protect.Mirror(p) {
+		if snapshot.Bound(p) && snapshot.MustMove(p) {
 			out[p.Spec.NodeName]++
 		}
 	}

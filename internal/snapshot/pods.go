@@ -3,6 +3,8 @@ package snapshot
 import (
 	"time"
 
+	"github.com/nodewright/nodewright/internal/disruption/protect"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -83,3 +85,10 @@ func ownedBy(p *corev1.Pod, kind string) bool {
 
 // IsDaemonSetPod reports whether a DaemonSet controls the pod.
 func IsDaemonSetPod(p *corev1.Pod) bool { return ownedBy(p, "DaemonSet") }
+
+// MustMove reports whether a pod would have to move if its node went: it
+// still runs, and it is neither a DaemonSet pod nor a mirror pod, which go
+// with the node.
+func MustMove(p *corev1.Pod) bool {
+	return protect.Active(p) && !IsDaemonSetPod(p) && !protect.Mirror(p)
+}

@@ -26,7 +26,6 @@ import (
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
-	"github.com/nodewright/nodewright/internal/disruption/protect"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
 	"github.com/nodewright/nodewright/internal/snapshot"
@@ -192,7 +191,7 @@ func (c *Controller) podsPerNode(ctx context.Context, claims []*karpv1.NodeClaim
 		}
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			if protect.Active(p) && !snapshot.IsDaemonSetPod(p) && !protect.Mirror(p) {
+			if snapshot.MustMove(p) {
 				out[nc.Status.NodeName]++
 			}
 		}

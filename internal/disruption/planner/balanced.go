@@ -86,7 +86,6 @@ func disruptionCostOf(c *candidate, now time.Time) float64 {
 // of its nodes in the move. The NodePool totals are over every node the
 // planner looked at.
 func (p *planning) balancedScores(cs []*candidate, savings float64) []Score {
-	type share struct{ price, cost float64 }
 	move := map[string]*share{}
 	movePrice := 0.0
 	for _, c := range cs {
@@ -110,15 +109,10 @@ func (p *planning) balancedScores(cs []*candidate, savings float64) []Score {
 		pools = append(pools, name)
 	}
 	sort.Strings(pools)
+	totals := p.poolTotals()
 	var out []Score
 	for _, name := range pools {
-		totalPrice, totalCost := 0.0, 0.0
-		for _, c := range p.cands {
-			if c.pool.Name == name {
-				totalPrice += c.price
-				totalCost += disruptionCostOf(c, p.in.Now)
-			}
-		}
+		totalPrice, totalCost := totals[name].price, totals[name].cost
 		s := Score{NodePool: name}
 		if totalPrice > 0 && movePrice > 0 {
 			s.SavingsFraction = savings * (move[name].price / movePrice) / totalPrice
@@ -136,4 +130,23 @@ func (p *planning) balancedScores(cs []*candidate, savings float64) []Score {
 		out = append(out, s)
 	}
 	return out
+}
+
+// share is an hourly price and a disruption cost, of a move or a NodePool.
+type share struct{ price, cost float64 }
+
+// poolTotals are each NodePool's price and disruption cost over every node
+// the planner looked at, computed once per plan: moves are scored many
+// times over (each single-node trial, each step of the multi-node search).
+func (p *planning) poolTotals() map[string]share {
+	if p.totals == nil {
+		p.totals = map[string]share{}
+		for _, c := range p.cands {
+			t := p.totals[c.pool.Name]
+			t.price += c.price
+			t.cost += disruptionCostOf(c, p.in.Now)
+			p.totals[c.pool.Name] = t
+		}
+	}
+	return p.totals
 }

@@ -104,7 +104,7 @@ func (p *planning) candidates(draining map[types.UID]string) {
 		}
 		cd := &candidate{claim: nc, node: node, pool: np, all: bound[node.Name], created: nc.CreationTimestamp.Time}
 		for _, pod := range cd.all {
-			if protect.Active(pod) && !snapshot.IsDaemonSetPod(pod) && !protect.Mirror(pod) {
+			if snapshot.MustMove(pod) {
 				cd.pods = append(cd.pods, pod)
 			}
 		}

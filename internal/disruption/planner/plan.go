@@ -44,6 +44,8 @@ type planning struct {
 	// room they are about to need.
 	draining []*corev1.Pod
 	free     map[string]room // per node, cpu and memory left
+	// totals caches poolTotals.
+	totals map[string]share
 }
 
 // Decide plans one disruption loop. It never fails: parts it cannot read
