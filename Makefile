@@ -67,10 +67,12 @@ bench-scale-large:
 	  NODEWRIGHT_KUBE_BINARIES=$$dir NODEWRIGHT_SCALE_MIN_NODE_CPU=32 \
 	  $(GO) test -run '^$$' -bench Scale40k -benchtime 1x -timeout 60m ./test/scale/
 
-# The disruption soak test with 500 random events instead of the default run's 150.
+# The disruption soak test with 2,000 random events instead of the default
+# run's 150 (SOAK_EVENTS=N for another length).
+SOAK_EVENTS ?= 2000
 soak:
 	@dir=$$(bash hack/kube-binaries.sh) && \
-	  NODEWRIGHT_KUBE_BINARIES=$$dir NODEWRIGHT_SOAK_EVENTS=500 $(GO) test -count=1 -run 'TestSoakRandomEvents' -timeout 60m -v ./test/e2e/
+	  NODEWRIGHT_KUBE_BINARIES=$$dir NODEWRIGHT_SOAK_EVENTS=$(SOAK_EVENTS) $(GO) test -count=1 -run 'TestSoakRandomEvents' -timeout 150m -v ./test/e2e/
 
 # The controller's container image as a tarball (no container runtime
 # needed): load it with `docker load -i bin/nodewright-image.tar`.

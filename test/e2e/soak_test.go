@@ -23,7 +23,7 @@ import (
 )
 
 // soakEvents is how many random events the soak test plays: 150 in the
-// default run, NODEWRIGHT_SOAK_EVENTS for longer ones (`make soak` plays 500).
+// default run, NODEWRIGHT_SOAK_EVENTS for longer ones (`make soak` plays 2,000).
 func soakEvents() int {
 	if v, err := strconv.Atoi(os.Getenv("NODEWRIGHT_SOAK_EVENTS")); err == nil && v > 0 {
 		return v
@@ -31,77 +31,118 @@ func soakEvents() int {
 	return 150
 }
 
-// soakWatch checks invariants while the soak runs: a PDB'd Deployment never
-// has fewer ready pods than its minAvailable once it reached it, no
-// do-not-disrupt job pod goes before the test ends it, and no node is
-// drained while a pod on it has nowhere to go. The last is seen on the
-// guarded Deployment: the test never scales it, so each of its pods after
-// the first four replaces one evicted from a node being disrupted, and
-// kube-scheduler marking one Unschedulable means its node was taken away
-// with no room left for it (the soak sets no deadline that could force it).
+// soakWatch checks invariants while the soak runs, for every Deployment:
+// the PDB'd one never has fewer ready pods than its minAvailable once it
+// reached it; no pod a disruption evicted, of any Deployment, is left with
+// nowhere to go; and no do-not-disrupt job pod goes before the test ends it.
+//
+// An evicted pod is seen through its replacement. The test records when it
+// creates or scales each Deployment; a pod its ReplicaSet makes well after
+// that (replicaSetQuiet) can only replace one that went, and the soak
+// deletes no Deployment pod itself, so it replaces a pod evicted from a
+// node being disrupted. kube-scheduler marking such a pod Unschedulable
+// means its node was taken away with no room left for it (the soak sets no
+// deadline that could force it). Pods made soon after a scale are not
+// judged: they may be the scale's own, waiting for a node being launched.
 type soakWatch struct {
 	mu         sync.Mutex
 	jobs       map[string]time.Time // do-not-disrupt pods the test has not ended, and when it created them
+	deploys    map[string]*deployWatch
 	violations []string
-	reached    bool
-	homeless   map[string]bool // guarded pods already reported Unschedulable
-	first      map[string]bool // the guarded pods of the first scale-up, until all four ran
-	settled    bool            // all four of the first guarded pods ran
-	moved      map[string]bool // guarded pods that replaced evicted ones
+	reached    bool // the PDB'd Deployment had minAvailable ready pods
 	stop, done chan struct{}
 }
 
-func (w *soakWatch) run(ns string, minAvailable int) {
+// deployWatch is what the watch knows of one Deployment, by its app label.
+type deployWatch struct {
+	changed  time.Time       // when the test last created or scaled it
+	moved    map[string]bool // its pods that replaced evicted ones
+	homeless map[string]bool // of those, the ones kube-scheduler found no node for
+}
+
+// replicaSetQuiet is how long after a Deployment is created or scaled its
+// ReplicaSet may still be making the pods of that change.
+const replicaSetQuiet = 15 * time.Second
+
+func newSoakWatch() *soakWatch {
+	return &soakWatch{jobs: map[string]time.Time{}, deploys: map[string]*deployWatch{}, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// changed records that the test created or scaled the Deployment of app.
+func (w *soakWatch) changed(app string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.deploys[app]
+	if d == nil {
+		d = &deployWatch{moved: map[string]bool{}, homeless: map[string]bool{}}
+		w.deploys[app] = d
+	}
+	d.changed = time.Now()
+}
+
+// moved counts, per Deployment, the pods that replaced evicted ones and
+// those of them that found no node.
+func (w *soakWatch) moved() (moved, homeless map[string]int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	moved, homeless = map[string]int{}, map[string]int{}
+	for app, d := range w.deploys {
+		moved[app], homeless[app] = len(d.moved), len(d.homeless)
+	}
+	return moved, homeless
+}
+
+func (w *soakWatch) run(ns, guarded string, minAvailable int) {
 	defer close(w.done)
 	for {
 		var pods corev1.PodList
 		listed := time.Now()
 		if err := kc.List(context.Background(), &pods, client.InNamespace(ns)); err == nil {
-			ready, present := 0, map[string]bool{}
-			for _, p := range pods.Items {
-				if p.Labels["app"] == "guarded" && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) {
-					ready++
-				}
-				if p.Labels["app"] == "guarded" && !w.settled {
-					w.first[p.Name] = true
-				}
-				if p.Labels["app"] == "guarded" && w.settled && !w.first[p.Name] {
-					w.mu.Lock() // the test reads moved while this runs
-					w.moved[p.Name] = true
-					w.mu.Unlock()
-				}
-				if why, ok := unschedulable(&p); ok && p.Labels["app"] == "guarded" && w.settled && !w.first[p.Name] && !w.homeless[p.Name] {
-					w.mu.Lock()
-					w.homeless[p.Name] = true
-					w.violations = append(w.violations, fmt.Sprintf("%s: guarded pod %s, which replaces an evicted one, has nowhere to go: %s", time.Now().Format(time.TimeOnly), p.Name, why))
-					w.mu.Unlock()
-				}
-				if p.DeletionTimestamp == nil {
-					present[p.Name] = true
-				}
-			}
-			if ready == guardedReplicas {
-				w.settled = true
-			}
-			w.mu.Lock()
-			if ready >= minAvailable {
-				w.reached = true
-			} else if w.reached {
-				w.violations = append(w.violations, fmt.Sprintf("%s: %d guarded pods ready, PDB minAvailable %d", time.Now().Format(time.TimeOnly), ready, minAvailable))
-			}
-			for name, created := range w.jobs {
-				// A job created after the list began may not be in it.
-				if created.Before(listed) && !present[name] {
-					w.violations = append(w.violations, fmt.Sprintf("%s: do-not-disrupt pod %s went before its job ended", time.Now().Format(time.TimeOnly), name))
-					delete(w.jobs, name)
-				}
-			}
-			w.mu.Unlock()
+			w.look(pods.Items, listed, guarded, minAvailable)
 		}
 		select {
 		case <-w.stop:
 			return
 		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// look judges one list of the soak's pods, taken at listed.
+func (w *soakWatch) look(pods []corev1.Pod, listed time.Time, guarded string, minAvailable int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ready, present := 0, map[string]bool{}
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp == nil {
+			present[p.Name] = true
+		}
+		app := p.Labels["app"]
+		if app == guarded && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(p) {
+			ready++
+		}
+		d := w.deploys[app]
+		// creationTimestamp has whole seconds: a second of slack.
+		if d == nil || !p.CreationTimestamp.Add(time.Second).After(d.changed.Add(replicaSetQuiet)) {
+			continue
+		}
+		d.moved[p.Name] = true
+		if why, ok := unschedulable(p); ok && !d.homeless[p.Name] {
+			d.homeless[p.Name] = true
+			w.violations = append(w.violations, fmt.Sprintf("%s: %s pod %s, which replaces an evicted one, has nowhere to go: %s", time.Now().Format(time.TimeOnly), app, p.Name, why))
+		}
+	}
+	if ready >= minAvailable {
+		w.reached = true
+	} else if w.reached {
+		w.violations = append(w.violations, fmt.Sprintf("%s: %d %s pods ready, PDB minAvailable %d", time.Now().Format(time.TimeOnly), ready, guarded, minAvailable))
+	}
+	for name, created := range w.jobs {
+		// A job created after the list began may not be in it.
+		if created.Before(listed) && !present[name] {
+			w.violations = append(w.violations, fmt.Sprintf("%s: do-not-disrupt pod %s went before its job ended", time.Now().Format(time.TimeOnly), name))
+			delete(w.jobs, name)
 		}
 	}
 }
@@ -129,12 +170,13 @@ func podReady(p *corev1.Pod) bool {
 }
 
 // TestSoakRandomEvents plays random events on one NodePool that
-// consolidates and drifts: a Deployment scaled up and down, do-not-disrupt
+// consolidates and drifts: two Deployments scaled up and down, do-not-disrupt
 // jobs started and ended, bare pods created and deleted, NodePool edits
 // (template labels, which drift every node; consolidateAfter; budgets) and
 // controller SIGKILLs. Throughout, a Deployment guarded by a PDB never
-// drops below its minAvailable, none of its pods evicted by a disruption
-// is left with nowhere to go, and no do-not-disrupt pod is evicted; at the
+// drops below its minAvailable, no pod of any Deployment evicted by a
+// disruption is left with nowhere to go, and no do-not-disrupt pod is
+// evicted; at the
 // end, with the remaining jobs ended and the template changed once more,
 // every node is replaced and every pod runs. Runs alone: it kills the
 // shared controller.
@@ -151,23 +193,29 @@ func TestSoakRandomEvents(t *testing.T) {
 	})
 	namespace(t, ns)
 	sel := map[string]string{karpv1.NodePoolLabelKey: pool}
-	deployment(t, ns, "guarded", guardedReplicas, sel, podShape{cpu: "700m", memory: "512Mi"})
-	deployment(t, ns, "web", 6, sel, podShape{cpu: "500m", memory: "512Mi"})
+	w := newSoakWatch()
+	// The watch judges every Deployment: guarded (never scaled, with a PDB),
+	// web and big (scaled by the events, of two pod shapes).
+	for _, d := range soakDeployments {
+		w.changed(d.name)
+		deployment(t, ns, d.name, d.replicas, sel, d.shape)
+	}
 	minAvailable := intstr.FromInt32(3)
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}}
 	if err := kc.Create(ctx, pdb); err != nil {
 		t.Fatal(err)
 	}
-	w := &soakWatch{jobs: map[string]time.Time{}, homeless: map[string]bool{}, first: map[string]bool{}, moved: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go w.run(ns, 3)
+	go w.run(ns, "guarded", 3)
 	var jobs, bare []string
 	counts := map[string]int{}
 	for i := 0; i < soakEvents(); i++ {
 		kind := []string{"scale", "scale", "job", "job", "end-job", "end-job", "bare", "delete-bare", "label", "consolidate-after", "budget", "restart"}[rng.Intn(12)]
 		switch kind {
 		case "scale":
-			scale(t, ns, "web", int32(rng.Intn(16)))
+			d := soakDeployments[1+rng.Intn(len(soakDeployments)-1)]
+			w.changed(d.name)
+			scale(t, ns, d.name, int32(rng.Intn(int(d.max)+1)))
 		case "job":
 			name := fmt.Sprintf("job-%d", i)
 			p := soakPod(ns, name, sel, map[string]string{karpv1.DoNotDisruptAnnotationKey: "true"})
@@ -228,9 +276,7 @@ func TestSoakRandomEvents(t *testing.T) {
 		time.Sleep(time.Duration(200+rng.Intn(1600)) * time.Millisecond) // the pace of the events, not a wait for a condition
 	}
 	t.Logf("events played: %v", counts)
-	w.mu.Lock()
-	movedInEvents := len(w.moved)
-	w.mu.Unlock()
+	movedInEvents, _ := w.moved()
 	// End the jobs still running and drift every node once more, with a
 	// budget that lets it. Whether the random events evicted a guarded pod
 	// depends on timing (a job pod on its node holds the node), so this last
@@ -272,11 +318,29 @@ func TestSoakRandomEvents(t *testing.T) {
 	}
 	nodes, _ := nodesOf(pool)
 	running, _, _ := podCounts(ns)
-	t.Logf("after %d events and a last drift: %d pods Running on %d nodes; %d guarded pods replaced evicted ones (%d during the events), %d of them found no room; %d invariant violations",
-		soakEvents(), running, len(nodes), len(w.moved), movedInEvents, len(w.homeless), len(w.violations))
-	if len(w.moved) == 0 {
+	moved, homeless := w.moved()
+	total := 0
+	for _, d := range soakDeployments {
+		t.Logf("%s: %d pods replaced evicted ones (%d during the events), %d of them found no room", d.name, moved[d.name], movedInEvents[d.name], homeless[d.name])
+		total += moved[d.name]
+	}
+	t.Logf("after %d events and a last drift: %d pods Running on %d nodes; %d pods of Deployments replaced evicted ones; %d invariant violations",
+		soakEvents(), running, len(nodes), total, len(w.violations))
+	if moved["guarded"] == 0 {
 		t.Error("no guarded pod was ever evicted and replaced: the check that evicted pods have somewhere to go saw nothing")
 	}
+}
+
+// soakDeployments are the soak's Deployments: the first, guarded by a PDB,
+// is never scaled; the events scale the others between 0 and max.
+var soakDeployments = []struct {
+	name          string
+	replicas, max int32
+	shape         podShape
+}{
+	{name: "guarded", replicas: guardedReplicas, max: guardedReplicas, shape: podShape{cpu: "700m", memory: "512Mi"}},
+	{name: "web", replicas: 6, max: 15, shape: podShape{cpu: "500m", memory: "512Mi"}},
+	{name: "big", replicas: 2, max: 6, shape: podShape{cpu: "1500m", memory: "2Gi"}},
 }
 
 // guardedReplicas is the size of the soak's PDB'd Deployment, never scaled.
