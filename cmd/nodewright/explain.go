@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nodewright/nodewright/internal/catalog"
 	"github.com/nodewright/nodewright/internal/explain"
+	"github.com/nodewright/nodewright/internal/livecluster"
 	"github.com/nodewright/nodewright/internal/operator"
 )
 
@@ -107,15 +106,9 @@ func offlineInput(ctx context.Context, files []string, kwokCat, awsCat *catalog.
 
 // liveInput connects with the kubeconfig and reads the cluster.
 func (f *explainFlags) liveInput(ctx context.Context, catalog *catalog.Catalog) (explain.Input, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
+	c, _, err := livecluster.Connect(f.kubeconfig, f.context, operator.Scheme())
 	if err != nil {
-		return explain.Input{}, fmt.Errorf("reading kubeconfig: %w; set --kubeconfig or $KUBECONFIG, or explain offline with -f", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
-		return explain.Input{}, fmt.Errorf("connecting to the cluster: %w", err)
+		return explain.Input{}, fmt.Errorf("%w; or explain offline with -f", err)
 	}
 	return explain.Live(ctx, c, catalog, f.namespace)
 }

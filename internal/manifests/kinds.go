@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	awsv1 "github.com/nodewright/nodewright/api/aws/v1"
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
@@ -73,6 +74,22 @@ var kinds = map[string]kind{
 	"storage.k8s.io/v1/StorageClass": decodeInto(nil, func(s *Set, o *storagev1.StorageClass) {
 		s.StorageClasses = append(s.StorageClasses, o)
 	}),
+}
+
+// Kinds are the apiVersion and kind of every object the loader reads, in
+// a stable order: what to list from a live cluster.
+func Kinds() []schema.GroupVersionKind {
+	out := make([]schema.GroupVersionKind, 0, len(kinds))
+	for k := range kinds {
+		i := strings.LastIndex(k, "/")
+		gv, err := schema.ParseGroupVersion(k[:i])
+		if err != nil {
+			panic(err) // the table above is wrong
+		}
+		out = append(out, gv.WithKind(k[i+1:]))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
 }
 
 func knownKinds() string {

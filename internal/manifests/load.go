@@ -22,8 +22,28 @@ import (
 // it could not. Files are read in sorted order, so the result does not
 // depend on the file system. A path that cannot be read at all is a Problem
 // too; the caller decides whether an empty Set is fatal.
-func Load(paths ...string) (*Set, []Problem) {
+func Load(paths ...string) (*Set, []Problem) { return LoadOnto(Base{}, paths...) }
+
+// Base is objects read before any file, such as a live cluster's: each
+// document one object as kubectl get -o json prints it.
+type Base struct {
+	// Origin names the objects' source in problems, where a file name
+	// would be.
+	Origin string
+	Docs   [][]byte
+}
+
+// LoadOnto is Load over base: base's objects are read first and go
+// through the same decoding, defaults, checks and workload expansion as a
+// file's, and an object of a file replaces base's object of the same kind,
+// namespace and name.
+func LoadOnto(base Base, paths ...string) (*Set, []Problem) {
 	l := &loader{set: &Set{}}
+	l.inBase = true
+	for i, doc := range base.Docs {
+		l.readDocument(base.Origin, i+1, doc)
+	}
+	l.inBase = false
 	var files []string
 	for _, p := range paths {
 		found, err := manifestFiles(p)
@@ -47,6 +67,10 @@ func Load(paths ...string) (*Set, []Problem) {
 type loader struct {
 	set      *Set
 	problems []Problem
+	// inBase is set while base's objects are read; fromBase holds them,
+	// so that a file's object of the same identity replaces them.
+	inBase   bool
+	fromBase map[any]bool
 	// origin remembers the file each object came from, for problems found
 	// after reading (references between objects).
 	origin map[string]string
@@ -114,16 +138,21 @@ func (l *loader) readFile(file string) {
 			l.problem(Problem{File: file, Message: fmt.Sprintf("document %d is not valid YAML: %v", doc, err)})
 			return
 		}
-		js, err := yaml.YAMLToJSON(raw)
-		if err != nil {
-			l.problem(Problem{File: file, Message: fmt.Sprintf("document %d is not valid YAML or JSON: %v; check its indentation and quoting", doc, err)})
-			continue
-		}
-		if t := bytes.TrimSpace(js); len(t) == 0 || string(t) == "null" {
-			continue // an empty document, between two "---"
-		}
-		l.readObject(file, doc, js)
+		l.readDocument(file, doc, raw)
 	}
+}
+
+// readDocument reads one YAML or JSON document.
+func (l *loader) readDocument(file string, doc int, raw []byte) {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		l.problem(Problem{File: file, Message: fmt.Sprintf("document %d is not valid YAML or JSON: %v; check its indentation and quoting", doc, err)})
+		return
+	}
+	if t := bytes.TrimSpace(js); len(t) == 0 || string(t) == "null" {
+		return // an empty document, between two "---"
+	}
+	l.readObject(file, doc, js)
 }
 
 // typeMeta is what tells an object's type, with a List's items.

@@ -23,6 +23,12 @@ func (l *loader) remember(file string, obj any) {
 	if m, ok := obj.(metav1.Object); ok {
 		l.origin[fmt.Sprintf("%T/%s/%s", obj, m.GetNamespace(), m.GetName())] = file
 	}
+	if l.inBase {
+		if l.fromBase == nil {
+			l.fromBase = map[any]bool{}
+		}
+		l.fromBase[obj] = true
+	}
 }
 
 func (l *loader) fileOf(obj metav1.Object) string {
@@ -30,12 +36,24 @@ func (l *loader) fileOf(obj metav1.Object) string {
 }
 
 // keep filters objects, reporting each that ok rejects; a later object of
-// the same kind and name as an earlier one is rejected too.
+// the same kind and name as an earlier one is rejected too, except that a
+// file's object silently replaces the base's.
 func keep[T metav1.Object](l *loader, kind string, objs []T, ok func(T) string) []T {
+	inFiles := map[string]bool{}
+	if len(l.fromBase) > 0 {
+		for _, o := range objs {
+			if !l.fromBase[o] {
+				inFiles[o.GetNamespace()+"/"+o.GetName()] = true
+			}
+		}
+	}
 	out := objs[:0]
 	seen := map[string]bool{}
 	for _, o := range objs {
 		id := o.GetNamespace() + "/" + o.GetName()
+		if l.fromBase[o] && inFiles[id] {
+			continue
+		}
 		why := ""
 		if seen[id] {
 			why = "defined twice; keep one of the two (the first one is used)"
