@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,8 +37,21 @@ type Env struct {
 	// ControllerEnv are extra environment variables for it (GOMEMLIMIT=...).
 	ControllerEnv []string
 
-	controller *exec.Cmd
-	exited     chan struct{}
+	// procs are the controller replicas this Env started, by index;
+	// replica 0 is the controller of StartController.
+	procs map[int]*process
+}
+
+// process is one running controller replica.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	// logFrom is the size of the replica's log when it started: what
+	// follows is this process's.
+	logFrom int64
+	// scanned is how far Leader read the log, and leads what it found.
+	scanned int64
+	leads   bool
 }
 
 // Up creates the cluster, installs the CRDs and returns the environment;
@@ -77,20 +91,51 @@ func Open(opts devcluster.Options, binary string) (*Env, error) {
 }
 
 // ControllerLog is where the controller's JSON logs go.
-func (e *Env) ControllerLog() string {
-	return filepath.Join(e.Cluster.Dir, "nodewright-controller.log")
-}
+func (e *Env) ControllerLog() string { return e.ReplicaLog(0) }
 
 func (e *Env) pidFile() string { return filepath.Join(e.Cluster.Dir, "nodewright-controller.pid") }
 
 // StartController starts `nodewright controller` against the cluster, with
 // its own session so it outlives the command that started it (dev up) and
-// can be killed alone (tests).
-func (e *Env) StartController() error {
-	if e.controller != nil {
-		return errors.New("controller already running")
+// can be killed alone (tests). It is replica 0 (see StartReplica), the one
+// a pid file tells other commands of.
+func (e *Env) StartController() error { return e.StartReplica(0) }
+
+// KillController sends sig to the controller and waits for it to exit; a
+// controller another process started is found from the pid file.
+func (e *Env) KillController(sig syscall.Signal) error {
+	if e.procs[0] == nil {
+		return e.killFromPidFile(sig)
 	}
-	logf, err := os.OpenFile(e.ControllerLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return e.KillReplica(0, sig)
+}
+
+// ControllerRunning reports whether the controller this Env started is
+// still running.
+func (e *Env) ControllerRunning() bool { return e.ReplicaRunning(0) }
+
+// ReplicaLog is where replica i's logs go; replica 0's is ControllerLog.
+func (e *Env) ReplicaLog(i int) string {
+	if i == 0 {
+		return filepath.Join(e.Cluster.Dir, "nodewright-controller.log")
+	}
+	return filepath.Join(e.Cluster.Dir, fmt.Sprintf("nodewright-controller-%d.log", i))
+}
+
+// StartReplica starts replica i of the controller: replica 0 is the one
+// StartController starts, the others run beside it with the same arguments
+// and their own logs, as the replicas of a Deployment would, one leading and
+// the rest standing by for the lease.
+func (e *Env) StartReplica(i int) error {
+	if e.procs[i] != nil {
+		return fmt.Errorf("controller replica %d already running", i)
+	}
+	logf, err := os.OpenFile(e.ReplicaLog(i), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening controller log: %w", err)
+	}
+	defer logf.Close()
+	st, err := logf.Stat()
 	if err != nil {
 		return fmt.Errorf("opening controller log: %w", err)
 	}
@@ -98,10 +143,14 @@ func (e *Env) StartController() error {
 	// as it would in a cluster: a rule missing there fails here first.
 	kubeconfig := filepath.Join(e.Cluster.Dir, "nodewright-controller.kubeconfig")
 	if err := impersonating(e.Cluster.Kubeconfig, kubeconfig, rbac.ServiceAccount); err != nil {
-		logf.Close()
 		return err
 	}
 	args := append([]string{"controller", "--kubeconfig", kubeconfig}, e.ControllerArgs...)
+	if i != 0 {
+		// The addresses in ControllerArgs are replica 0's; the last flag
+		// wins, and the others serve neither probes nor metrics.
+		args = append(args, "--health-probe-bind-address=0", "--metrics-bind-address=0")
+	}
 	cmd := exec.Command(e.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if len(e.ControllerEnv) > 0 {
@@ -109,45 +158,67 @@ func (e *Env) StartController() error {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		logf.Close()
 		return fmt.Errorf("starting %s controller: %w", e.Binary, err)
 	}
-	logf.Close()
-	e.controller = cmd
-	e.exited = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(e.exited) }()
+	p := &process{cmd: cmd, exited: make(chan struct{}), logFrom: st.Size()}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	if e.procs == nil {
+		e.procs = map[int]*process{}
+	}
+	e.procs[i] = p
+	if i != 0 {
+		return nil
+	}
 	return os.WriteFile(e.pidFile(), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 }
 
-// KillController sends sig to the controller and waits for it to exit.
-func (e *Env) KillController(sig syscall.Signal) error {
-	if e.controller == nil {
-		return e.killFromPidFile(sig)
+// KillReplica sends sig to replica i and waits for it to exit (SIGKILL
+// after 30 seconds). A replica not running is no error.
+func (e *Env) KillReplica(i int, sig syscall.Signal) error {
+	p := e.procs[i]
+	if p == nil {
+		return nil
 	}
-	_ = e.controller.Process.Signal(sig)
+	_ = p.cmd.Process.Signal(sig)
 	select {
-	case <-e.exited:
+	case <-p.exited:
 	case <-time.After(30 * time.Second):
-		_ = e.controller.Process.Kill()
-		<-e.exited
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 	}
-	e.controller = nil
-	_ = os.Remove(e.pidFile())
+	delete(e.procs, i)
+	if i == 0 {
+		_ = os.Remove(e.pidFile())
+	}
 	return nil
 }
 
-// ControllerRunning reports whether the controller this Env started is
-// still running.
-func (e *Env) ControllerRunning() bool {
-	if e.controller == nil {
+// ReplicaRunning reports whether replica i, started by this Env, is still
+// running.
+func (e *Env) ReplicaRunning(i int) bool {
+	p := e.procs[i]
+	if p == nil {
 		return false
 	}
 	select {
-	case <-e.exited:
+	case <-p.exited:
 		return false
 	default:
 		return true
 	}
+}
+
+// Replicas lists the replicas this Env started that are still running,
+// in order.
+func (e *Env) Replicas() []int {
+	var out []int
+	for i := range e.procs {
+		if e.ReplicaRunning(i) {
+			out = append(out, i)
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // killFromPidFile stops a controller started by another process (dev up).
@@ -172,8 +243,13 @@ func (e *Env) killFromPidFile(sig syscall.Signal) error {
 	return os.Remove(e.pidFile())
 }
 
-// Down stops the controller and deletes the cluster.
+// Down stops the controller replicas and deletes the cluster.
 func (e *Env) Down(ctx context.Context) error {
+	for _, i := range e.Replicas() {
+		if i != 0 {
+			_ = e.KillReplica(i, syscall.SIGTERM)
+		}
+	}
 	_ = e.KillController(syscall.SIGTERM)
 	return e.Cluster.Delete(ctx)
 }

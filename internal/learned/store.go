@@ -42,26 +42,38 @@ func NewStore(c client.Client, namespace string) *Store {
 	return &Store{client: c, namespace: namespace, entries: map[string]Entry{}}
 }
 
-// Load reads the persisted entries. A missing ConfigMap is an empty store;
-// an entry that does not parse is skipped, so one bad value never hides the
+// Load reads the persisted entries and makes them the store's: called at
+// start, and again when this replica becomes leader, since a standby's copy
+// is as old as its start and the leader it replaces may have learned since.
+// The ConfigMap says which instance types are known: an entry removed from
+// it is forgotten here too, and a missing ConfigMap forgets them all. Where
+// both have an entry, the newer observation wins, and an entry observed
+// after the read began is kept, so a Record racing the read is not undone.
+// An entry that does not parse is skipped, so one bad value never hides the
 // others.
 func (s *Store) Load(ctx context.Context, r client.Reader) error {
+	began := time.Now()
 	cm := &corev1.ConfigMap{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: ConfigMapName}, cm)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("reading learned capacity from ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	persisted := make(map[string]Entry, len(cm.Data))
 	for name, v := range cm.Data {
 		var e Entry
 		if json.Unmarshal([]byte(v), &e) == nil && len(e.Capacity) > 0 {
-			s.entries[name] = e
+			persisted[name] = e
 		}
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, mine := range s.entries {
+		e, ok := persisted[name]
+		if (ok && mine.Observed.After(e.Observed.Time)) || (!ok && !mine.Observed.Time.Before(began)) {
+			persisted[name] = mine
+		}
+	}
+	s.entries = persisted
 	return nil
 }
 

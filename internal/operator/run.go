@@ -162,6 +162,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err := store.Load(ctx, direct); err != nil {
 		return err
 	}
+	// From here on, what acts as leader waits for the learned capacities to
+	// be read again on election (see reloadOnElection).
+	if mgr, err = reloadOnElection(mgr, store, direct); err != nil {
+		return err
+	}
 	if err := nodeclaim.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
