@@ -38,7 +38,7 @@ func controllerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o.KWOK.Faults = f
+			o.KWOK.Faults, o.KWOK.FaultSeed = f, faults.seed
 			policies, err := solver.ParsePolicies(minValuesPolicy, preferencePolicy)
 			if err != nil {
 				return err
@@ -124,6 +124,11 @@ func newLogger(format, level string) (logr.Logger, error) {
 // faultFlags set the kwok provider's default faults.
 type faultFlags struct {
 	launchErrors      int32
+	launchErrorPct    int32
+	deleteErrorPct    int32
+	throttledPct      int32
+	lostResponsePct   int32
+	seed              int64
 	registrationDelay time.Duration
 	notReadyAfter     time.Duration
 	notReadyFor       time.Duration
@@ -134,6 +139,11 @@ type faultFlags struct {
 func (f *faultFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.Int32Var(&f.launchErrors, "kwok-launch-errors", 0, "fail this many launches of each NodeClaim before succeeding")
+	fl.Int32Var(&f.launchErrorPct, "kwok-launch-error-percent", 0, "fail this share (0-100) of launch calls, drawn at random per call")
+	fl.Int32Var(&f.deleteErrorPct, "kwok-delete-error-percent", 0, "fail this share (0-100) of delete calls, drawn at random per call")
+	fl.Int32Var(&f.throttledPct, "kwok-throttled-percent", 0, "make this share (0-100) of the injected launch and delete errors throttling errors (retry after 1s)")
+	fl.Int32Var(&f.lostResponsePct, "kwok-lost-response-percent", 0, "make this share (0-100) of the other injected errors come after the call took effect, as a lost response")
+	fl.Int64Var(&f.seed, "kwok-fault-seed", 1, "seed of the draws of --kwok-*-error-percent and the classes' error percentages; every injected error names it")
 	fl.DurationVar(&f.registrationDelay, "kwok-registration-delay", 0, "time from launch until a simulated node registers")
 	fl.DurationVar(&f.notReadyAfter, "kwok-not-ready-after", 0, "with --kwok-not-ready-for: simulate a kubelet restart this long after registration")
 	fl.DurationVar(&f.notReadyFor, "kwok-not-ready-for", 0, "how long a simulated kubelet restart keeps the node NotReady")
@@ -145,6 +155,23 @@ func (f *faultFlags) parse() (kwokv1alpha1.KWOKFaults, error) {
 	var out kwokv1alpha1.KWOKFaults
 	if f.launchErrors > 0 {
 		out.LaunchErrors = &f.launchErrors
+	}
+	for _, p := range []struct {
+		flag  string
+		value *int32
+		field **int32
+	}{
+		{"--kwok-launch-error-percent", &f.launchErrorPct, &out.LaunchErrorPercent},
+		{"--kwok-delete-error-percent", &f.deleteErrorPct, &out.DeleteErrorPercent},
+		{"--kwok-throttled-percent", &f.throttledPct, &out.ThrottledPercent},
+		{"--kwok-lost-response-percent", &f.lostResponsePct, &out.LostResponsePercent},
+	} {
+		if *p.value < 0 || *p.value > 100 {
+			return out, fmt.Errorf("%s %d: give a percentage from 0 to 100", p.flag, *p.value)
+		}
+		if *p.value > 0 {
+			*p.field = p.value
+		}
 	}
 	if f.registrationDelay > 0 {
 		out.RegistrationDelay = &metav1.Duration{Duration: f.registrationDelay}

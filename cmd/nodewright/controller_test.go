@@ -14,6 +14,10 @@ func TestControllerRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"--nodeclaim-workers=0"}, "--nodeclaim-workers 0: give at least 1"},
 		{[]string{"--log-level=loud"}, `--log-level "loud"`},
+		{[]string{"--kwok-launch-error-percent=101"}, "--kwok-launch-error-percent 101: give a percentage from 0 to 100"},
+		{[]string{"--kwok-delete-error-percent=-1"}, "--kwok-delete-error-percent -1: give a percentage from 0 to 100"},
+		{[]string{"--kwok-throttled-percent=200"}, "--kwok-throttled-percent 200: give a percentage from 0 to 100"},
+		{[]string{"--kwok-lost-response-percent=101"}, "--kwok-lost-response-percent 101: give a percentage from 0 to 100"},
 	} {
 		cmd := controllerCommand()
 		cmd.SetArgs(tc.args)

@@ -79,6 +79,8 @@ func ErrorKind(err error) string {
 		return "NodeClaimNotFoundError"
 	case errors.As(err, &notReady):
 		return "NodeClassNotReadyError"
+	case cloudprovider.IsThrottled(err):
+		return "ThrottlingError"
 	}
 	return ""
 }

@@ -58,6 +58,8 @@ type KWOKOptions struct {
 	ActualVMMemoryOverheadPercent float64
 	// Faults apply where a KWOKNodeClass sets none.
 	Faults kwokv1alpha1.KWOKFaults
+	// FaultSeed seeds the draws of injected launch and delete errors.
+	FaultSeed int64
 }
 
 // DefaultOptions are the controller's defaults.

@@ -88,6 +88,37 @@ type KWOKFaults struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	LaunchErrors *int32 `json:"launchErrors,omitempty"`
+	// LaunchErrorPercent makes this share (0-100) of Create calls for
+	// NodeClaims of this class fail, drawn at random for every call,
+	// retries included. ThrottledPercent and LostResponsePercent say how.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	LaunchErrorPercent *int32 `json:"launchErrorPercent,omitempty"`
+	// DeleteErrorPercent makes this share (0-100) of Delete calls for
+	// NodeClaims of this class fail, as LaunchErrorPercent does launches.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	DeleteErrorPercent *int32 `json:"deleteErrorPercent,omitempty"`
+	// ThrottledPercent is the share (0-100) of the errors injected by
+	// LaunchErrorPercent and DeleteErrorPercent that are throttling errors
+	// (the request was refused for exceeding a rate limit and names a
+	// retry-after), as clouds answer a burst of calls.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	ThrottledPercent *int32 `json:"throttledPercent,omitempty"`
+	// LostResponsePercent is the share (0-100) of the injected errors that
+	// are not throttling whose call took effect before it failed, as when a
+	// response is lost: the instance was launched, or its deletion begun,
+	// yet the caller sees an error. The rest fail before doing anything. A
+	// launch whose Node waits for a registration delay has nothing to lose
+	// and fails before doing anything.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	LostResponsePercent *int32 `json:"lostResponsePercent,omitempty"`
 	// InsufficientCapacity lists offerings that are out of capacity: a launch
 	// that picks one of them fails over to the next cheapest offering, and the
 	// offering is reported unavailable for three minutes.

@@ -37,6 +37,26 @@ func (in *KWOKFaults) DeepCopyInto(out *KWOKFaults) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.LaunchErrorPercent != nil {
+		in, out := &in.LaunchErrorPercent, &out.LaunchErrorPercent
+		*out = new(int32)
+		**out = **in
+	}
+	if in.DeleteErrorPercent != nil {
+		in, out := &in.DeleteErrorPercent, &out.DeleteErrorPercent
+		*out = new(int32)
+		**out = **in
+	}
+	if in.ThrottledPercent != nil {
+		in, out := &in.ThrottledPercent, &out.ThrottledPercent
+		*out = new(int32)
+		**out = **in
+	}
+	if in.LostResponsePercent != nil {
+		in, out := &in.LostResponsePercent, &out.LostResponsePercent
+		*out = new(int32)
+		**out = **in
+	}
 	if in.InsufficientCapacity != nil {
 		in, out := &in.InsufficientCapacity, &out.InsufficientCapacity
 		*out = make([]KWOKOfferingSelector, len(*in))

@@ -47,11 +47,25 @@ func (p *Provider) Create(ctx context.Context, claim *karpv1.NodeClaim) (*karpv1
 		return nil, fmt.Errorf("launching NodeClaim %s: injected launch error %d of %d (KWOKNodeClass %s faults.launchErrors)",
 			claim.Name, n, *faults.LaunchErrors, nc.Name)
 	}
+	fault := p.injectFault(claim, "Create", faults)
+	if fault.fault == lostResponse && registrationDelay(faults) > 0 {
+		// The instance would be recorded only by the claim's status, which
+		// the caller writes from our answer: there is nothing to lose.
+		fault.fault = failedCall
+	}
+	if fault.fault == failedCall || fault.fault == throttledCall {
+		return nil, p.report(fault, "launching NodeClaim "+claim.Name)
+	}
 
 	var tried []cloudprovider.Offering
 	for _, c := range p.candidates(claim) {
 		if !outOfCapacity(faults, c.id()) {
-			return p.launch(ctx, claim, nc, faults, c)
+			out, err := p.launch(ctx, claim, nc, faults, c)
+			if err == nil && fault.fault == lostResponse {
+				logger.Info("launched instance, then lost the response on purpose", "error", fault.err.Error())
+				return nil, p.report(fault, "launching NodeClaim "+claim.Name)
+			}
+			return out, err
 		}
 		p.ice.Add(c.id())
 		tried = append(tried, c.id())
@@ -117,8 +131,15 @@ func (p *Provider) launch(ctx context.Context, claim *karpv1.NodeClaim, nc *kwok
 	if err != nil {
 		return nil, fmt.Errorf("launching NodeClaim %s: %w", claim.Name, err)
 	}
-	if _, err := p.createNode(ctx, node); err != nil {
+	created, err := p.createNode(ctx, node)
+	if err != nil {
 		return nil, fmt.Errorf("launching NodeClaim %s: %w", claim.Name, err)
+	}
+	if created != node {
+		// An earlier call launched it (its answer lost) and our cache had
+		// not seen the Node: return that instance, which may be of another
+		// offering than this call chose.
+		return p.claimFromNode(ctx, claim, created)
 	}
 	logger.Info("launched instance")
 	return out, nil
@@ -137,9 +158,16 @@ func (p *Provider) alreadyLaunched(ctx context.Context, claim *karpv1.NodeClaim)
 	if err := ownedBy(node, claim.Name); err != nil {
 		return nil, false, fmt.Errorf("launching NodeClaim %s: %w", claim.Name, err)
 	}
+	out, err := p.claimFromNode(ctx, claim, node)
+	return out, err == nil, err
+}
+
+// claimFromNode returns claim as launched as node, an instance of it that
+// exists already.
+func (p *Provider) claimFromNode(ctx context.Context, claim *karpv1.NodeClaim, node *corev1.Node) (*karpv1.NodeClaim, error) {
 	it := p.byName[node.Labels[corev1.LabelInstanceTypeStable]]
 	if it == nil {
-		return nil, false, fmt.Errorf("launching NodeClaim %s: its Node has instance type %q, which the catalog lacks", claim.Name, node.Labels[corev1.LabelInstanceTypeStable])
+		return nil, fmt.Errorf("launching NodeClaim %s: its Node has instance type %q, which the catalog lacks", claim.Name, node.Labels[corev1.LabelInstanceTypeStable])
 	}
 	out := claim.DeepCopy()
 	if out.Labels == nil {
@@ -161,5 +189,5 @@ func (p *Provider) alreadyLaunched(ctx context.Context, claim *karpv1.NodeClaim)
 	out.Status.Capacity = node.Status.Capacity.DeepCopy()
 	out.Status.Allocatable = node.Status.Allocatable.DeepCopy()
 	log.FromContext(ctx).Info("instance was launched before; returning it", "nodeclaim", claim.Name, "node", node.Name)
-	return out, true, nil
+	return out, nil
 }

@@ -24,6 +24,18 @@ func effectiveFaults(class *kwokv1alpha1.KWOKFaults, defaults kwokv1alpha1.KWOKF
 	if c.LaunchErrors != nil {
 		out.LaunchErrors = c.LaunchErrors
 	}
+	if c.LaunchErrorPercent != nil {
+		out.LaunchErrorPercent = c.LaunchErrorPercent
+	}
+	if c.DeleteErrorPercent != nil {
+		out.DeleteErrorPercent = c.DeleteErrorPercent
+	}
+	if c.ThrottledPercent != nil {
+		out.ThrottledPercent = c.ThrottledPercent
+	}
+	if c.LostResponsePercent != nil {
+		out.LostResponsePercent = c.LostResponsePercent
+	}
 	if c.InsufficientCapacity != nil {
 		out.InsufficientCapacity = c.InsufficientCapacity
 	}

@@ -20,6 +20,8 @@ import (
 func TestEffectiveFaultsFillFromDefaults(t *testing.T) {
 	defaults := kwokv1alpha1.KWOKFaults{
 		LaunchErrors:         int32p(3),
+		LaunchErrorPercent:   int32p(10),
+		ThrottledPercent:     int32p(20),
 		InsufficientCapacity: []kwokv1alpha1.KWOKOfferingSelector{{Zone: "zone-a"}},
 		RegistrationDelay:    duration(time.Minute),
 		AgentTaints:          []kwokv1alpha1.KWOKAgentTaint{{Key: "a", Effect: corev1.TaintEffectNoSchedule}},
@@ -32,9 +34,11 @@ func TestEffectiveFaultsFillFromDefaults(t *testing.T) {
 		{"no faults", nil, defaults},
 		{"empty faults", &kwokv1alpha1.KWOKFaults{}, defaults},
 		{"class overrides some", &kwokv1alpha1.KWOKFaults{LaunchErrors: int32p(0), RegistrationDelay: duration(0),
-			InsufficientCapacity: []kwokv1alpha1.KWOKOfferingSelector{}},
+			InsufficientCapacity: []kwokv1alpha1.KWOKOfferingSelector{}, LaunchErrorPercent: int32p(0), DeleteErrorPercent: int32p(30),
+			LostResponsePercent: int32p(50)},
 			kwokv1alpha1.KWOKFaults{LaunchErrors: int32p(0), RegistrationDelay: duration(0),
-				InsufficientCapacity: []kwokv1alpha1.KWOKOfferingSelector{}, AgentTaints: defaults.AgentTaints}},
+				InsufficientCapacity: []kwokv1alpha1.KWOKOfferingSelector{}, AgentTaints: defaults.AgentTaints,
+				LaunchErrorPercent: int32p(0), DeleteErrorPercent: int32p(30), ThrottledPercent: int32p(20), LostResponsePercent: int32p(50)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,6 +114,10 @@ spec:
   image: kwok-image-v2
   faults:
     launchErrors: 2
+    launchErrorPercent: 30
+    deleteErrorPercent: 30
+    throttledPercent: 30
+    lostResponsePercent: 50
     insufficientCapacity:
     - instanceType: m5.large
       zone: zone-a
@@ -139,12 +147,17 @@ spec:
 	}
 	f := nc.Spec.Faults
 	if *f.LaunchErrors != 2 || f.RegistrationDelay.Duration != 30*time.Second || f.NotReady.For.Duration != time.Minute ||
-		f.AgentTaints[0].RemoveAfter.Duration != 20*time.Second || f.InsufficientCapacity[1] != (kwokv1alpha1.KWOKOfferingSelector{Zone: "zone-c"}) {
+		f.AgentTaints[0].RemoveAfter.Duration != 20*time.Second || f.InsufficientCapacity[1] != (kwokv1alpha1.KWOKOfferingSelector{Zone: "zone-c"}) ||
+		*f.LaunchErrorPercent != 30 || *f.DeleteErrorPercent != 30 || *f.ThrottledPercent != 30 || *f.LostResponsePercent != 50 {
 		t.Errorf("decoded %+v", f)
 	}
 
 	cases := []struct{ name, faults, want string }{
 		{"negative launch errors", `{launchErrors: -1}`, "spec.faults.launchErrors"},
+		{"launch error percent over 100", `{launchErrorPercent: 101}`, "spec.faults.launchErrorPercent"},
+		{"negative delete error percent", `{deleteErrorPercent: -1}`, "spec.faults.deleteErrorPercent"},
+		{"throttled percent over 100", `{throttledPercent: 150}`, "spec.faults.throttledPercent"},
+		{"lost response percent as a fraction", `{lostResponsePercent: "0.5"}`, "spec.faults.lostResponsePercent"},
 		{"unknown capacity type", `{insufficientCapacity: [{capacityType: preemptible}]}`, "spec.faults.insufficientCapacity[0].capacityType"},
 		{"duration in words", `{registrationDelay: soon}`, "spec.faults.registrationDelay"},
 		{"window without length", `{notReady: {after: 30s}}`, "spec.faults.notReady.for"},

@@ -84,7 +84,24 @@ func (p *Provider) List(ctx context.Context) ([]*karpv1.NodeClaim, error) {
 // too. Once neither is left it returns a *cloudprovider.NotFoundError. A
 // claim without a provider ID is looked for under its own name, since a
 // controller may have crashed between creating the Node and saving the ID.
+// faults.deleteErrorPercent fails some calls: before they do anything, or,
+// for a lost response, after.
 func (p *Provider) Delete(ctx context.Context, claim *karpv1.NodeClaim) error {
+	fault := p.injectFault(claim, "Delete", p.faultsFor(ctx, claim))
+	switch fault.fault {
+	case failedCall, throttledCall:
+		return p.report(fault, "deleting instance of NodeClaim "+claim.Name)
+	case lostResponse:
+		if err := p.deleteInstance(ctx, claim); err != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("deleted instance, then lost the response on purpose", "nodeclaim", claim.Name, "error", fault.err.Error())
+		return p.report(fault, "deleting instance of NodeClaim "+claim.Name)
+	}
+	return p.deleteInstance(ctx, claim)
+}
+
+func (p *Provider) deleteInstance(ctx context.Context, claim *karpv1.NodeClaim) error {
 	providerID := claim.Status.ProviderID
 	if providerID == "" {
 		providerID = ProviderIDPrefix + claim.Name

@@ -91,6 +91,11 @@ type ProviderOptions struct {
 	// DefaultFaults apply to every KWOKNodeClass field by field, wherever the
 	// class sets nothing.
 	DefaultFaults kwokv1alpha1.KWOKFaults
+	// FaultSeed seeds the draws of injected launch and delete errors
+	// (faults.launchErrorPercent, faults.deleteErrorPercent): the same seed
+	// fails the same calls of the same NodeClaims. Every injected error
+	// names it.
+	FaultSeed int64
 	// Clock drives launch times, the insufficient capacity cache and the
 	// agent; nil is the real clock.
 	Clock clock.WithTicker
@@ -128,6 +133,7 @@ type Provider struct {
 
 	ice          *cloudprovider.Unavailable
 	launchErrors *launchErrorCounter
+	draws        *callDraws
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)
@@ -172,6 +178,7 @@ func New(c client.Client, opts ProviderOptions) (*Provider, error) {
 		allocatable:  map[string]corev1.ResourceList{},
 		ice:          cloudprovider.NewUnavailable(opts.Clock, InsufficientCapacityTTL),
 		launchErrors: &launchErrorCounter{},
+		draws:        newCallDraws(opts.FaultSeed),
 	}
 	for _, it := range p.types {
 		p.byName[it.Name] = it

@@ -85,8 +85,9 @@ type Controller struct {
 	// NodePool status controller; nil is nodepool.SharedRegistrations.
 	Registrations *nodepool.Registrations
 
-	writes writes // versions of claims this process wrote over
-	scans  scans  // when deleted claims' drains were last checked
+	writes  writes  // versions of claims this process wrote over
+	scans   scans   // when deleted claims' drains were last checked
+	backoff backoff // waits before provider calls that failed are made again
 }
 
 // SetupIndexes registers the providerID indexes the controller looks up by,
@@ -197,6 +198,7 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reco
 		if apierrors.IsNotFound(err) {
 			c.writes.forget(req.Name)
 			c.scans.forget(req.Name)
+			c.backoff.forget(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}

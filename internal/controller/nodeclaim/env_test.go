@@ -16,6 +16,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/nodeoverlay"
 	"github.com/nodewright/nodewright/internal/controller/nodepool"
@@ -33,6 +34,13 @@ import (
 // NodePool status controller and the NodeOverlay status controller. The
 // first two share a fresh record of registration outcomes, returned.
 func runControllers(t *testing.T, opts Options) *nodepool.Registrations {
+	t.Helper()
+	return runControllersWith(t, opts, nil)
+}
+
+// runControllersWith is runControllers with the lifecycle controller's
+// provider wrapped by wrap, when not nil.
+func runControllersWith(t *testing.T, opts Options, wrap func(cloudprovider.CloudProvider) cloudprovider.CloudProvider) *nodepool.Registrations {
 	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
@@ -53,7 +61,11 @@ func runControllers(t *testing.T, opts Options) *nodepool.Registrations {
 		t.Fatal(err)
 	}
 	reg := &nodepool.Registrations{}
-	lifecycle := &Controller{Client: mgr.GetClient(), Cloud: provider, Recorder: mgr.GetEventRecorderFor("nodewright"), Opts: opts, Registrations: reg}
+	var cloud cloudprovider.CloudProvider = provider
+	if wrap != nil {
+		cloud = wrap(provider)
+	}
+	lifecycle := &Controller{Client: mgr.GetClient(), Cloud: cloud, Recorder: mgr.GetEventRecorderFor("nodewright"), Opts: opts, Registrations: reg}
 	if err := lifecycle.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}

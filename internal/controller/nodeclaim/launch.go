@@ -21,8 +21,13 @@ import (
 // launch asks the provider for an instance. Insufficient capacity for every
 // offering the claim allows ends the claim at once, so its pods are planned
 // again with those offerings known to be short; other errors are retried
-// until LaunchTimeout.
+// with backoff (a throttled call after the wait it asked for) until
+// LaunchTimeout. A retry after an error may find the instance the failed
+// call launched: the provider's Create is idempotent by NodeClaim.
 func (c *Controller) launch(ctx context.Context, nc *karpv1.NodeClaim) (reconcile.Result, error) {
+	if wait := c.backoff.wait(nc.Name, callCreate, c.Now()); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
 	created, err := c.Cloud.Create(ctx, nc)
 	if err != nil {
 		var ice *cloudprovider.InsufficientCapacityError
@@ -44,6 +49,8 @@ func (c *Controller) launch(ctx context.Context, nc *karpv1.NodeClaim) (reconcil
 				Message: fmt.Sprintf("NodeClaim %s did not launch within %s: %v", nc.Name, c.Opts.LaunchTimeout, err)})
 			return c.fail(ctx, nc, "LaunchTimeout", "no instance after %s: %v", age.Round(time.Second), err)
 		}
+		retryIn := c.backoff.failed(nc.Name, callCreate, c.Now(), err)
+		log.FromContext(ctx).Error(err, "launching NodeClaim failed; retrying", "reason", reason, "retryIn", retryIn)
 		before := nc.DeepCopy()
 		if setCondition(nc, karpv1.ConditionTypeLaunched, metav1.ConditionFalse, reason, err.Error()) {
 			c.Recorder.Event(nc, corev1.EventTypeWarning, reason, err.Error())
@@ -51,8 +58,9 @@ func (c *Controller) launch(ctx context.Context, nc *karpv1.NodeClaim) (reconcil
 				return reconcile.Result{}, perr
 			}
 		}
-		return reconcile.Result{}, fmt.Errorf("launching NodeClaim %s: %w", nc.Name, err)
+		return reconcile.Result{RequeueAfter: retryIn}, nil
 	}
+	c.backoff.succeeded(nc.Name, callCreate)
 
 	// Labels and annotations first: if we crash before the status is
 	// written, the next Create finds the same instance again.

@@ -68,10 +68,18 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 		}
 	}
 	if nc.Status.ProviderID != "" {
+		if wait := c.backoff.wait(nc.Name, callDelete, c.Now()); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
 		err := c.Cloud.Delete(ctx, nc)
 		if err != nil && !cloudprovider.IsNotFound(err) {
-			return reconcile.Result{}, fmt.Errorf("deleting instance %s: %w", nc.Status.ProviderID, err)
+			// The call may have taken effect before it failed; the retry's
+			// Delete, or Get, finds the instance gone.
+			retryIn := c.backoff.failed(nc.Name, callDelete, c.Now(), err)
+			log.FromContext(ctx).Error(err, "deleting instance failed; retrying", "providerID", nc.Status.ProviderID, "retryIn", retryIn)
+			return reconcile.Result{RequeueAfter: retryIn}, nil
 		}
+		c.backoff.succeeded(nc.Name, callDelete)
 		if err == nil {
 			// Deletion may take time at a real provider; come back to confirm.
 			if _, gerr := c.Cloud.Get(ctx, nc.Status.ProviderID); !cloudprovider.IsNotFound(gerr) {
@@ -98,6 +106,7 @@ func (c *Controller) terminate(ctx context.Context, nc *karpv1.NodeClaim) (recon
 		return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
 	c.writes.forget(nc.Name)
+	c.backoff.forget(nc.Name)
 	log.FromContext(ctx).Info("terminated NodeClaim", "providerID", nc.Status.ProviderID)
 	c.Recorder.Event(nc, corev1.EventTypeNormal, "Terminated", "Instance and node removed")
 	metrics.NodeClaimTerminated(nc, c.Now())
