@@ -256,6 +256,10 @@ func TestCluster(t *testing.T) {
 		dumpLogsOnFailure(t, c)
 		testNotReadyLabel(ctx, t, cs)
 	})
+	t.Run("APIServerStopAndStart", func(t *testing.T) {
+		dumpLogsOnFailure(t, c)
+		testAPIServerStopAndStart(ctx, t, c, cs)
+	})
 	t.Run("SecondClusterAndWatchdog", func(t *testing.T) {
 		dumpLogsOnFailure(t, c)
 		testSecondCluster(ctx, t, c, bin)
