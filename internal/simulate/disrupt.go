@@ -262,7 +262,7 @@ func (e *Engine) setTaint(n *corev1.Node, t corev1.Taint, on bool) {
 		}
 		n.Spec.Taints = kept
 	}
-	e.provisionChanged, e.disruptChanged = true, true
+	e.provisionChanged, e.disruptChanged, e.scheduleChanged = true, true, true
 }
 
 func (e *Engine) noteStart(pool string) { e.started[pool] = append(e.started[pool], e.now) }

@@ -20,6 +20,7 @@ import (
 	"github.com/nodewright/nodewright/internal/cloudprovider/offline"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
+	"github.com/nodewright/nodewright/internal/kubescheduler"
 	"github.com/nodewright/nodewright/internal/manifests"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -100,6 +101,11 @@ type Engine struct {
 	nextJobEnd time.Time
 	// removedPods says the pod list holds removed pods to compact.
 	removedPods bool
+	// scheduleChanged says kube-scheduler has something to try: a pod
+	// arrived or left, a node initialized or a taint changed.
+	scheduleChanged bool
+	// schedCache keeps what the scheduler derives from each pod.
+	schedCache *kubescheduler.Cache
 
 	unschedulable []solver.Unschedulable
 	rec           *recorder
@@ -217,6 +223,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		e.lifecycle()
 		e.drain()
 		e.staticLoop()
+		e.scheduleLoop()
 		if err := e.provisionLoop(); err != nil {
 			return nil, err
 		}

@@ -232,8 +232,10 @@ func hasTaint(ts []corev1.Taint, t corev1.Taint) bool {
 }
 
 // initialize removes a node's startup and agent taints, marks its claim
-// initialized, and lets kube-scheduler bind the pods nominated to it and
-// the DaemonSets start their pods.
+// initialized, and lets the DaemonSets start their pods and kube-scheduler
+// (scheduleLoop) bind pending pods to it. The pods nominated to it go
+// wherever kube-scheduler scores best, not necessarily here; the
+// nominations end, so those that fit nowhere are planned again.
 func (e *Engine) initialize(nc *karpv1.NodeClaim) {
 	node := e.nodeByName[nc.Status.NodeName]
 	if node == nil {
@@ -250,18 +252,8 @@ func (e *Engine) initialize(nc *karpv1.NodeClaim) {
 	node.Labels[karpv1.NodeInitializedLabelKey] = "true"
 	setCondition(nc, karpv1.ConditionTypeInitialized, e.now)
 	e.startDaemons(node)
-	nominated := map[types.UID]bool{}
-	for _, uid := range snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation]) {
-		nominated[uid] = true
-	}
-	for _, p := range e.pods {
-		if nominated[p.UID] && p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
-			e.bind(p, node.Name)
-		}
-	}
 	delete(nc.Annotations, snapshot.NominatedPodsAnnotation)
-	e.provisionChanged = true
-	e.disruptChanged = true
+	e.provisionChanged, e.disruptChanged, e.scheduleChanged = true, true, true
 }
 
 // startDaemons binds a pod of each DaemonSet that tolerates the node's

@@ -46,6 +46,7 @@ func (e *Engine) markPending(p *corev1.Pod) {
 	}
 	if !snapshot.IsDaemonSetPod(p) {
 		e.pendingAppeared()
+		e.scheduleChanged = true
 	}
 }
 
@@ -66,7 +67,7 @@ func (e *Engine) markRunning(p *corev1.Pod) {
 	}
 }
 
-// bind is kube-scheduler binding p to node.
+// bind is kube-scheduler binding p to node; scheduleLoop decides where.
 func (e *Engine) bind(p *corev1.Pod, node string) {
 	p.Spec.NodeName = node
 	e.markRunning(p)
@@ -92,7 +93,8 @@ func (e *Engine) remove(p *corev1.Pod) {
 	p.Status.Phase = corev1.PodSucceeded
 	p.DeletionTimestamp = &metav1.Time{Time: e.now}
 	delete(e.podState, p.UID)
-	e.provisionChanged, e.removedPods = true, true
+	e.schedCache.Forget(p.UID)
+	e.provisionChanged, e.removedPods, e.scheduleChanged = true, true, true
 }
 
 // compactPods drops removed pods from the list.

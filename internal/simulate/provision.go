@@ -17,9 +17,8 @@ import (
 // provisionLoop is the provisioner: when the batch window closes (a
 // second without new pending pods, or ten seconds after it opened), or
 // when something changed that could let waiting pods be placed, it plans
-// the pending pods with the solver, launches the new NodeClaims, binds
-// pods the plan put on running nodes and nominates those it put on
-// in-flight ones.
+// the pending pods with the solver, launches the new NodeClaims and
+// nominates the pods it put on in-flight ones. Binding is scheduleLoop's.
 func (e *Engine) provisionLoop() error {
 	opts := provisioning.DefaultOptions()
 	if e.batchOpen {
@@ -32,8 +31,8 @@ func (e *Engine) provisionLoop() error {
 	}
 	e.provisionChanged = false
 	e.resolveTypes()
-	// Every pending pod is marked unschedulable by the stand-in scheduler,
-	// so the provisioner need not wait for kube-scheduler to try it.
+	// Every pending pod was tried by scheduleLoop and marked
+	// unschedulable, as kube-scheduler would have.
 	res := snapshot.Build(e.cluster(), e.poolTypes, snapshot.Options{Now: e.now, NominationGrace: opts.NominationGrace})
 	if len(res.Input.Pods) == 0 {
 		e.unschedulable = nil
@@ -75,9 +74,10 @@ func (e *Engine) provisionLoop() error {
 				continue
 			}
 		}
-		if e.nodeByName[name] != nil {
-			e.bind(pl.Pod, name)
-		}
+		// A pod planned onto a running node is left to kube-scheduler
+		// (scheduleLoop), which tried it already and binds it when a
+		// change lets it fit: the plan says there is room, not where the
+		// scheduler puts it.
 	}
 	for claim, uids := range nominate {
 		nc := e.claim(claim)

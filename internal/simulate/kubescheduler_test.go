@@ -1,0 +1,50 @@
+package simulate
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodewright/nodewright/internal/manifests"
+)
+
+func testNode(name string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"),
+			corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}}}
+}
+
+func testPod(name, node, cpu string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+}
+
+// TestPendingPodsBindAsKubeSchedulerWould checks that the engine binds a
+// new pod where kube-scheduler's scores put it, the least allocated node,
+// not first fit by name, and leaves a pod that fits nowhere pending with
+// the scheduler's message.
+func TestPendingPodsBindAsKubeSchedulerWould(t *testing.T) {
+	set := &manifests.Set{Nodes: []*corev1.Node{testNode("a"), testNode("b")},
+		Pods: []*corev1.Pod{testPod("busy", "a", "3")}}
+	e, err := New(set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits, huge := testPod("fits", "", "500m"), testPod("huge", "", "8")
+	e.addPod(fits, "")
+	e.addPod(huge, "")
+	e.scheduleLoop()
+	if fits.Spec.NodeName != "b" {
+		t.Errorf("bound to %q, want b, the least allocated", fits.Spec.NodeName)
+	}
+	if huge.Spec.NodeName != "" {
+		t.Fatalf("huge bound to %q", huge.Spec.NodeName)
+	}
+	if msg := huge.Status.Conditions[0].Message; msg != "0/2 nodes are available: 2 Insufficient cpu." {
+		t.Errorf("message %q", msg)
+	}
+}
