@@ -44,6 +44,9 @@ func controllerCommand() *cobra.Command {
 				return err
 			}
 			o.Provisioning.Policies, o.Disruption.Policies = policies, policies
+			if o.KWOK.RepairToleration <= 0 {
+				return fmt.Errorf("--kwok-repair-toleration %v: give a positive duration, such as 30m (Karpenter's)", o.KWOK.RepairToleration)
+			}
 			if o.Lifecycle.MaxConcurrentReconciles < 1 {
 				return fmt.Errorf("--nodeclaim-workers %d: give at least 1", o.Lifecycle.MaxConcurrentReconciles)
 			}
@@ -84,6 +87,7 @@ func controllerCommand() *cobra.Command {
 	fl.StringVar(&preferencePolicy, "preference-policy", "Respect", "Respect: preferred affinities, ScheduleAnyway spreads and PreferNoSchedule taints are held until a pod fits nowhere; Ignore: planning disregards them")
 	fl.StringVar(&o.KWOK.CatalogFile, "kwok-catalog", "", "JSON instance-type catalog for the kwok provider (docs/catalog.md); empty is the built-in one")
 	fl.Float64Var(&o.KWOK.ActualVMMemoryOverheadPercent, "kwok-actual-vm-memory-overhead", -1, "share of memory (0-1) simulated machines really lose to the hypervisor; negative means the model's 0.075")
+	fl.DurationVar(&o.KWOK.RepairToleration, "kwok-repair-toleration", o.KWOK.RepairToleration, "how long a simulated node may be not Ready (Ready False or Unknown) before node repair replaces it; Karpenter's is 30m")
 	faults.register(cmd)
 	fl.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, "where machines come from: kwok (simulated nodes on a local cluster) or aws (EC2; docs/aws.md)")
 	fl.StringVar(&o.AWS.ClusterName, "cluster-name", "", "aws: the EKS cluster's name; tags and finds this cluster's instances")

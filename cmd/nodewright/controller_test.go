@@ -12,6 +12,8 @@ func TestControllerRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"--kwok-repair-toleration=0s"}, "--kwok-repair-toleration 0s: give a positive duration"},
+		{[]string{"--kwok-repair-toleration=-1m"}, "--kwok-repair-toleration -1m0s: give a positive duration"},
 		{[]string{"--nodeclaim-workers=0"}, "--nodeclaim-workers 0: give at least 1"},
 		{[]string{"--log-level=loud"}, `--log-level "loud"`},
 		{[]string{"--kwok-launch-error-percent=101"}, "--kwok-launch-error-percent 101: give a percentage from 0 to 100"},

@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/disruption"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
@@ -51,6 +52,9 @@ type Options struct {
 
 // KWOKOptions configure the kwok provider.
 type KWOKOptions struct {
+	// RepairToleration is how long a node may be not Ready before node
+	// repair replaces it (Karpenter's 30 minutes by default).
+	RepairToleration time.Duration
 	// CatalogFile is a JSON instance-type catalog; empty is the built-in one.
 	CatalogFile string
 	// ActualVMMemoryOverheadPercent is what simulated machines really lose to
@@ -80,7 +84,7 @@ func DefaultOptions() Options {
 		Disruption:    disruption.DefaultOptions(),
 		GCInterval:    30 * time.Second,
 		CloudProvider: "kwok",
-		KWOK:          KWOKOptions{ActualVMMemoryOverheadPercent: -1},
+		KWOK:          KWOKOptions{ActualVMMemoryOverheadPercent: -1, RepairToleration: kwok.DefaultRepairToleration},
 		AWS:           AWSOptions{VMMemoryOverheadPercent: 0.075, NodeClassInterval: 5 * time.Minute},
 	}
 }

@@ -230,6 +230,7 @@ func Run(ctx context.Context, opts Options) error {
 
 func newKWOKProvider(c client.Client, live client.Reader, rec record.EventRecorder, o KWOKOptions) (*kwok.Provider, error) {
 	po := kwok.ProviderOptions{DefaultFaults: o.Faults, FaultSeed: o.FaultSeed, LiveReader: live, Recorder: rec}
+	po.RepairToleration = o.RepairToleration
 	if o.CatalogFile != "" {
 		f, err := os.Open(o.CatalogFile)
 		if err != nil {

@@ -36,6 +36,8 @@ var controllerArgs = []string{
 	// The kwok catalog has few types cheaper than a small node; Karpenter's
 	// guard of 15 would keep every spot node of TestSpotToSpotConsolidation.
 	"--spot-to-spot-min-instance-types=3",
+	// Node repair after seconds, not Karpenter's 30 minutes (repair_test.go).
+	"--kwok-repair-toleration=" + repairToleration.String(),
 }
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }

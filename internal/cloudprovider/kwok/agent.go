@@ -109,8 +109,9 @@ func (p *Provider) register(ctx context.Context, claim *karpv1.NodeClaim, now ti
 	return nil
 }
 
-// syncNode plays the faults stored on one of the provider's Nodes, and the
-// interruption asked of it or of its NodeClaim (nil when it has none).
+// syncNode plays the faults stored on one of the provider's Nodes, the
+// unhealthy fault asked of it, and the interruption asked of it or of its
+// NodeClaim (nil when it has none).
 func (p *Provider) syncNode(ctx context.Context, node *corev1.Node, claim *karpv1.NodeClaim, now time.Time) error {
 	// An interruption may delete the Node; nothing else is done to it then.
 	if gone, err := p.syncInterruption(ctx, node, claim, now); err != nil || gone {
@@ -121,8 +122,11 @@ func (p *Provider) syncNode(ctx context.Context, node *corev1.Node, claim *karpv
 		return fmt.Errorf("Node %s: %w", node.Name, err)
 	}
 	created := createdAt(node)
-	var errs []error
-	if f.NotReady != nil {
+	// An unhealthy fault outlasts any notReady window, which would end by
+	// giving the Node back to kwok; the window waits until it is over.
+	held, err := p.syncUnhealthy(ctx, node, now)
+	errs := []error{err}
+	if f.NotReady != nil && !held {
 		errs = append(errs, p.syncNotReady(ctx, node, *f.NotReady, created, now))
 	}
 	errs = append(errs, p.removeAgentTaints(ctx, node, f.AgentTaints, created, now))

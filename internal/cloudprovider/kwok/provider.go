@@ -116,6 +116,10 @@ type ProviderOptions struct {
 	// says not found) and the agent no longer creates its Node. Zero is
 	// DefaultRegistrationGrace.
 	RegistrationGrace time.Duration
+	// RepairToleration replaces the 30 minutes of Karpenter's repair
+	// policies (RepairPolicies), so that a test sees a node repaired in
+	// seconds; zero or less is DefaultRepairToleration.
+	RepairToleration time.Duration
 }
 
 // Provider is the kwok cloud provider. It is safe for concurrent use.
