@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -73,8 +71,9 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// Run runs the controller until ctx ends.
-func Run(ctx context.Context, opts Options) error {
+// runTerm runs one term of the controller (see Run) until ctx ends or the
+// lease is lost.
+func runTerm(ctx context.Context, opts Options, t *term) error {
 	logger := log.FromContext(ctx)
 	cfg := opts.Config
 	if cfg == nil {
@@ -114,17 +113,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("creating controller manager: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
-		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
-			return fmt.Errorf("informer caches not synced")
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
+	// The probes, served by Run for the whole process, ask t for this
+	// term's caches.
+	mgr = t.track(mgr)
 
 	var provider cloudprovider.CloudProvider
 	var extras []manager.Runnable
