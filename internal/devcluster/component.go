@@ -83,11 +83,10 @@ func (c *Cluster) pidPath(component string) string {
 	return filepath.Join(c.Dir, "pids", component+".pid")
 }
 
-// stoppedPath is where StopComponent keeps how a stopped component ran, so
-// that StartComponent, perhaps from another Cluster handle, can start it
-// again.
-func (c *Cluster) stoppedPath(component string) string {
-	return filepath.Join(c.Dir, "pids", component+".stopped.json")
+// processPath is where StopComponent keeps how a component ran, so that
+// StartComponent, perhaps from another Cluster handle, can start it again.
+func (c *Cluster) processPath(component string) string {
+	return filepath.Join(c.Dir, "pids", component+".process.json")
 }
 
 func (c *Cluster) checkComponent(component string) error {
@@ -111,17 +110,10 @@ func (c *Cluster) StopComponent(ctx context.Context, component string) error {
 	if !ok || !c.running(pid) {
 		return fmt.Errorf("stopping %s of kwok cluster %s: not running", component, c.Name)
 	}
-	// kwokctl keeps no record of how it started the component beyond the
-	// process itself.
-	p, err := readProcess(pid)
-	if err != nil {
-		return fmt.Errorf("stopping %s of kwok cluster %s: %w", component, c.Name, err)
-	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(c.stoppedPath(component), b, 0o600); err != nil {
+	// kwokctl keeps no record of how it started a component beyond the
+	// process itself. Every component's is kept, not only this one's: some
+	// exit when it is gone (see StartComponent).
+	if err := c.recordComponents(); err != nil {
 		return fmt.Errorf("stopping %s of kwok cluster %s: %w", component, c.Name, err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -142,34 +134,96 @@ func (c *Cluster) StopComponent(ctx context.Context, component string) error {
 	return nil
 }
 
+// recordComponents writes down how each running component runs.
+func (c *Cluster) recordComponents() error {
+	for name, pid := range c.componentPIDs() {
+		if !c.running(pid) {
+			continue
+		}
+		p, err := readProcess(pid)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.processPath(name), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // StartComponent starts a component StopComponent stopped, with the command
 // line, environment, working directory and log file kwokctl gave it, and
-// records its pid where kwokctl does, so that Delete stops it. For
-// kube-apiserver it returns once the server is ready.
+// records its pid where kwokctl does, so that Delete stops it.
+//
+// Starting kube-apiserver returns once the cluster works again. On the
+// way it starts again the components that exited while the server was
+// away: kube-scheduler and kube-controller-manager exit when they cannot
+// renew their lease, and in a real cluster the kubelet would restart them.
 func (c *Cluster) StartComponent(ctx context.Context, component string) error {
 	if err := c.checkComponent(component); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(c.stoppedPath(component))
-	if err != nil {
-		return fmt.Errorf("starting %s of kwok cluster %s: not stopped by StopComponent: %w", component, c.Name, err)
+	if pid, ok := c.componentPIDs()[component]; ok && c.running(pid) {
+		return fmt.Errorf("starting %s of kwok cluster %s: already running", component, c.Name)
 	}
-	var p process
-	if err := json.Unmarshal(b, &p); err != nil {
-		return fmt.Errorf("starting %s of kwok cluster %s: %w", component, c.Name, err)
-	}
-	pid, err := c.startProcess(component, p)
+	pid, err := c.startRecorded(component)
 	if err != nil {
 		return fmt.Errorf("starting %s of kwok cluster %s: %w", component, c.Name, err)
 	}
-	_ = os.Remove(c.stoppedPath(component))
 	if component != ComponentKubeAPIServer {
 		return nil
 	}
 	if err := c.waitAPIServer(ctx, pid); err != nil {
 		return fmt.Errorf("starting %s of kwok cluster %s: %w", component, c.Name, err)
 	}
+	restarted, err := c.restartExited()
+	if err != nil {
+		return fmt.Errorf("starting %s of kwok cluster %s: %w", component, c.Name, err)
+	}
+	if len(restarted) > 0 {
+		fmt.Fprintf(c.log, "devcluster: started %v again, which exited while kube-apiserver was away\n", restarted)
+	}
+	if err := c.waitReady(ctx); err != nil {
+		return fmt.Errorf("starting %s of kwok cluster %s: %w", component, c.Name, err)
+	}
 	return nil
+}
+
+// startRecorded starts a component as recordComponents found it.
+func (c *Cluster) startRecorded(component string) (int, error) {
+	b, err := os.ReadFile(c.processPath(component))
+	if err != nil {
+		return 0, fmt.Errorf("not stopped by StopComponent: %w", err)
+	}
+	var p process
+	if err := json.Unmarshal(b, &p); err != nil {
+		return 0, err
+	}
+	return c.startProcess(component, p)
+}
+
+// restartExited starts again, in start order, each recorded component that
+// no longer runs, and returns their names.
+func (c *Cluster) restartExited() ([]string, error) {
+	pids := c.componentPIDs()
+	var out []string
+	for _, name := range Components() {
+		if pid, ok := pids[name]; !ok || c.running(pid) {
+			continue
+		}
+		if _, err := os.Stat(c.processPath(name)); err != nil {
+			continue
+		}
+		if _, err := c.startRecorded(name); err != nil {
+			return out, fmt.Errorf("starting %s again: %w", name, err)
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 // startProcess starts p in its own session, as kwokctl does, so that it

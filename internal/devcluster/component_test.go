@@ -44,49 +44,26 @@ func TestSplitNUL(t *testing.T) {
 // the component: anything that names the cluster's folder, as every
 // component's flags do.
 func TestStopAndStartComponent(t *testing.T) {
-	c := &Cluster{Name: "stand-in", Dir: t.TempDir()}
-	for _, d := range []string{"pids", "logs"} {
-		if err := os.MkdirAll(filepath.Join(c.Dir, d), 0o750); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := standInCluster(t)
 	const name = ComponentKwokController
-	logf, err := os.Create(c.logPath(name))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cwd := t.TempDir()
-	orig := exec.Command("/bin/sh", "-c", `echo "started in $PWD with $STAND_IN"; while :; do sleep 1; done`, filepath.Join(c.Dir, "marker"))
-	orig.Env = []string{"STAND_IN=yes", "PATH=" + os.Getenv("PATH")}
-	orig.Dir = cwd
-	orig.Stdout, orig.Stderr = logf, logf
-	orig.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := orig.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logf.Close()
-	go func() { _ = orig.Wait() }()
-	writePID(t, c, name, orig.Process.Pid)
-	want, err := readProcess(orig.Process.Pid)
+	orig := startStandIn(t, c, name, cwd)
+	want, err := readProcess(orig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.running(orig.Process.Pid) {
+	if !c.running(orig) {
 		t.Fatal("the stand-in does not count as running")
 	}
 
-	// Stopped before its shell said anything, the first start would leave
-	// no line in the log.
-	waitLog(t, c.logPath(name), "started in "+cwd+" with yes", 1)
-
 	ctx := context.Background()
 	if err := c.StartComponent(ctx, name); err == nil {
-		t.Error("StartComponent of a component never stopped succeeded")
+		t.Error("StartComponent of a running component succeeded")
 	}
 	if err := c.StopComponent(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	if c.running(orig.Process.Pid) {
+	if c.running(orig) || !exited(orig) {
 		t.Fatal("the component still runs after StopComponent returned")
 	}
 	if err := c.StopComponent(ctx, name); err == nil {
@@ -97,8 +74,8 @@ func TestStopAndStartComponent(t *testing.T) {
 	}
 	pid := c.componentPIDs()[name]
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if pid == orig.Process.Pid || !c.running(pid) {
-		t.Fatalf("pid file says %d after the start (stopped one: %d), running: %v", pid, orig.Process.Pid, c.running(pid))
+	if pid == orig || !c.running(pid) {
+		t.Fatalf("pid file says %d after the start (stopped one: %d), running: %v", pid, orig, c.running(pid))
 	}
 	got, err := readProcess(pid)
 	if err != nil {
@@ -108,12 +85,86 @@ func TestStopAndStartComponent(t *testing.T) {
 		t.Errorf("started again as %+v, want %+v", got, want)
 	}
 	waitLog(t, c.logPath(name), "started in "+cwd+" with yes", 2)
-	if _, err := os.Stat(c.stoppedPath(name)); !os.IsNotExist(err) {
-		t.Errorf("the record of the stopped component outlived its start: %v", err)
-	}
 	if err := c.StopComponent(ctx, "kubelet"); err == nil || !strings.Contains(err.Error(), "no component") {
 		t.Errorf("stopping an unknown component: %v", err)
 	}
+}
+
+// What exited after another component was stopped (kube-scheduler losing
+// its lease while kube-apiserver is away) is started again as it ran;
+// what still runs is left alone.
+func TestRestartExited(t *testing.T) {
+	c := standInCluster(t)
+	scheduler := startStandIn(t, c, ComponentKubeScheduler, t.TempDir())
+	manager := startStandIn(t, c, ComponentKubeControllerManager, t.TempDir())
+	kwok := startStandIn(t, c, ComponentKwokController, t.TempDir())
+	if err := c.StopComponent(context.Background(), ComponentKwokController); err != nil {
+		t.Fatal(err)
+	}
+	_ = syscall.Kill(scheduler, syscall.SIGKILL)
+	for c.running(scheduler) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	restarted, err := c.restartExited()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := c.componentPIDs()
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if want := []string{ComponentKubeScheduler, ComponentKwokController}; !slices.Equal(restarted, want) {
+		t.Errorf("started again: %v, want %v", restarted, want)
+	}
+	if pids[ComponentKubeControllerManager] != manager {
+		t.Errorf("kube-controller-manager, still running, was started again")
+	}
+	for _, name := range []string{ComponentKubeScheduler, ComponentKwokController} {
+		if pid := pids[name]; pid == scheduler || pid == kwok || !c.running(pid) {
+			t.Errorf("%s: pid %d, running %v", name, pid, c.running(pid))
+		}
+	}
+}
+
+// standInCluster is a Cluster of stand-in processes: its folders, nothing
+// running.
+func standInCluster(t *testing.T) *Cluster {
+	c := &Cluster{Name: "stand-in", Dir: t.TempDir()}
+	for _, d := range []string{"pids", "logs"} {
+		if err := os.MkdirAll(filepath.Join(c.Dir, d), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// startStandIn starts a process playing component, as kwokctl would: its
+// pid in the pid file, its output in the log, in its own session; it
+// returns once the process has logged its start.
+func startStandIn(t *testing.T, c *Cluster, component, cwd string) int {
+	t.Helper()
+	logf, err := os.OpenFile(c.logPath(component), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command("/bin/sh", "-c", `echo "started in $PWD with $STAND_IN"; while :; do sleep 1; done`, filepath.Join(c.Dir, component))
+	cmd.Env = []string{"STAND_IN=yes", "PATH=" + os.Getenv("PATH")}
+	cmd.Dir = cwd
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	writePID(t, c, component, cmd.Process.Pid)
+	// Stopped before its shell said anything, a start would leave no line
+	// in the log.
+	waitLog(t, c.logPath(component), "started in "+cwd+" with yes", 1)
+	return cmd.Process.Pid
 }
 
 func writePID(t *testing.T, c *Cluster, component string, pid int) {

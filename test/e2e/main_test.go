@@ -59,7 +59,7 @@ func run(m *testing.M) int {
 	// Multi-node consolidation may replace nodes of several NodePools by
 	// one node of another, so a test looks up replacements among all claims.
 	allClaims = recordClaims("")
-	env.ControllerArgs = controllerArgs
+	env.ControllerArgs = append(controllerArgs, probeFlag())
 	if err := env.StartController(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
