@@ -58,8 +58,24 @@ func (c *cycle) matchesAffinity(i int) bool {
 }
 
 // filter runs the default profile's filters on node i in kube-scheduler's
-// order and returns the first failure's reason, "" when the pod fits.
-func (c *cycle) filter(i int) string {
+// order and returns the first failing filter's reasons, none when the pod
+// fits. Only NodeResourcesFit gives more than one: every resource short.
+func (c *cycle) filter(i int) []string {
+	if r := c.filterNode(i); r != "" {
+		return []string{r}
+	}
+	if rs := fitReasons(c.s.nodes[i], c.pi); len(rs) > 0 {
+		return rs
+	}
+	if r := c.filterPods(i); r != "" {
+		return []string{r}
+	}
+	return nil
+}
+
+// filterNode runs the filters that come before NodeResourcesFit: those
+// that read the node alone, and NodePorts.
+func (c *cycle) filterNode(i int) string {
 	n := c.s.nodes[i]
 	node, pod := n.node, c.pod
 	if node.Spec.Unschedulable && !corev1helpers.TolerationsTolerateTaint(pod.Spec.Tolerations, &unschedulableTaint) {
@@ -81,9 +97,13 @@ func (c *cycle) filter(i int) string {
 			}
 		}
 	}
-	if r := fitReason(n, c.pi); r != "" {
-		return r
-	}
+	return ""
+}
+
+// filterPods runs the filters after NodeResourcesFit, which weigh the pods
+// already placed: PodTopologySpread and InterPodAffinity.
+func (c *cycle) filterPods(i int) string {
+	node := c.s.nodes[i].node
 	if c.spread != nil {
 		if r := c.spread.filter(c, node); r != "" {
 			return r
@@ -112,23 +132,25 @@ func untoleratedTaint(taints []corev1.Taint, tols []corev1.Toleration) *corev1.T
 	return nil
 }
 
-// fitReason is NodeResourcesFit's filter: the pod count, then each
+// fitReasons is NodeResourcesFit's filter: the pod count, and each
 // resource the pod requests against what the node has left.
-func fitReason(n *nodeInfo, pi *podInfo) string {
+func fitReasons(n *nodeInfo, pi *podInfo) []string {
+	var out []string
 	if int64(len(n.pods))+1 > n.maxPods {
-		return ReasonTooManyPods
+		out = append(out, ReasonTooManyPods)
 	}
 	r := pi.req
-	switch {
-	case r.cpu > 0 && r.cpu > n.alloc.cpu-n.req.cpu:
-		return "Insufficient cpu"
-	case r.mem > 0 && r.mem > n.alloc.mem-n.req.mem:
-		return "Insufficient memory"
-	case r.eph > 0 && r.eph > n.alloc.eph-n.req.eph:
-		return "Insufficient ephemeral-storage"
+	if r.cpu > 0 && r.cpu > n.alloc.cpu-n.req.cpu {
+		out = append(out, "Insufficient cpu")
+	}
+	if r.mem > 0 && r.mem > n.alloc.mem-n.req.mem {
+		out = append(out, "Insufficient memory")
+	}
+	if r.eph > 0 && r.eph > n.alloc.eph-n.req.eph {
+		out = append(out, "Insufficient ephemeral-storage")
 	}
 	if len(r.scalar) == 0 {
-		return ""
+		return out
 	}
 	names := make([]string, 0, len(r.scalar))
 	for k := range r.scalar {
@@ -138,8 +160,8 @@ func fitReason(n *nodeInfo, pi *podInfo) string {
 	for _, k := range names {
 		name := corev1.ResourceName(k)
 		if r.scalar[name] > n.alloc.scalar[name]-n.req.scalar[name] {
-			return "Insufficient " + k
+			out = append(out, "Insufficient "+k)
 		}
 	}
-	return ""
+	return out
 }

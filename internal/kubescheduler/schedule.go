@@ -17,8 +17,8 @@ type Decision struct {
 	// Nodes is how many nodes were considered, Feasible how many passed
 	// the filters.
 	Nodes, Feasible int
-	// Reasons counts the nodes filtered out, by the first filter each
-	// failed.
+	// Reasons counts the nodes filtered out by the reasons of the first
+	// filter each failed (NodeResourcesFit names every resource short).
 	Reasons map[string]int
 }
 
@@ -48,11 +48,13 @@ func (s *Snapshot) Schedule(pod *corev1.Pod) Decision {
 	c := newCycle(s, pod)
 	var feasible []int
 	for i := range s.nodes {
-		if r := c.filter(i); r != "" {
+		if rs := c.filter(i); len(rs) > 0 {
 			if d.Reasons == nil {
 				d.Reasons = map[string]int{}
 			}
-			d.Reasons[r]++
+			for _, r := range rs {
+				d.Reasons[r]++
+			}
 			continue
 		}
 		feasible = append(feasible, i)

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,5 +47,22 @@ func TestPendingPodsBindAsKubeSchedulerWould(t *testing.T) {
 	}
 	if msg := huge.Status.Conditions[0].Message; msg != "0/2 nodes are available: 2 Insufficient cpu." {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// TestAttritionShrinksTheRunnerFleet is issue 21's case: with
+// kube-scheduler's scoring the trickle of CI runners spreads over the
+// under-used nodes of the morning peak and keeps every one alive, unless
+// they drain by attrition.
+func TestAttritionShrinksTheRunnerFleet(t *testing.T) {
+	base := "../../examples/ci-runners/"
+	tl, err := os.ReadFile(base + "timeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := simulateFiles(t, string(tl), base+"common", base+"plain")
+	attrition := simulateFiles(t, string(tl), base+"common", base+"attrition")
+	if attrition.Cost >= plain.Cost*0.8 {
+		t.Errorf("attrition costs $%.2f against $%.2f without; want at least 20%% less", attrition.Cost, plain.Cost)
 	}
 }
