@@ -3,7 +3,8 @@
 // does rather than where the solver packed them. It is a pure model over a
 // Snapshot of nodes and their pods: Schedule runs the default profile's
 // filters (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity) and
+// NodePorts, NodeResourcesFit, VolumeBinding, VolumeZone,
+// PodTopologySpread, InterPodAffinity) and
 // scores (NodeResourcesFit with LeastAllocated, BalancedAllocation,
 // TaintToleration, NodeAffinity, PodTopologySpread, InterPodAffinity, with
 // kube-scheduler v1.34's weights and normalization) and returns the node
@@ -18,9 +19,13 @@
 //     at random, so a run is repeatable but no node is favoured by its
 //     name;
 //   - ImageLocality is left out (the simulator has no images on nodes),
-//     as are the volume plugins (VolumeBinding, VolumeZone,
-//     VolumeRestrictions, NodeVolumeLimits), DynamicResources, preemption
-//     and scheduling gates;
+//     as are VolumeRestrictions, NodeVolumeLimits, DynamicResources,
+//     preemption and scheduling gates; VolumeBinding checks bound
+//     volumes' node affinity and, for claims waiting for their first
+//     consumer, the StorageClass's allowed topologies, but does not look
+//     for static volumes to bind nor bind any;
+//   - a failure no node can mend (a missing claim) is counted against
+//     every node, where kube-scheduler's message states it once;
 //   - kube-scheduler's default topology spread constraints select the
 //     pods of the pod's Services, ReplicaSets, StatefulSets and
 //     ReplicationControllers; the caller says which through

@@ -35,6 +35,7 @@ type cycle struct {
 	// affinityOK caches the required node affinity per node: 0 unknown,
 	// 1 matches, 2 does not.
 	affinityOK []uint8
+	volumes    *volumeFilter
 	spread     *spreadFilter
 	inter      *interFilter
 }
@@ -42,6 +43,7 @@ type cycle struct {
 func newCycle(s *Snapshot, pod *corev1.Pod) *cycle {
 	c := &cycle{s: s, pod: pod, pi: s.opts.Cache.info(pod), affinity: nodeaffinity.GetRequiredNodeAffinity(pod),
 		affinityOK: make([]uint8, len(s.nodes))}
+	c.volumes = c.preFilterVolumes()
 	c.spread = c.preFilterSpread()
 	c.inter = c.preFilterInterPod()
 	return c
@@ -100,10 +102,16 @@ func (c *cycle) filterNode(i int) string {
 	return ""
 }
 
-// filterPods runs the filters after NodeResourcesFit, which weigh the pods
-// already placed: PodTopologySpread and InterPodAffinity.
+// filterPods runs the filters after NodeResourcesFit: the volume filters
+// (VolumeBinding, VolumeZone), then those that weigh the pods already
+// placed, PodTopologySpread and InterPodAffinity.
 func (c *cycle) filterPods(i int) string {
 	node := c.s.nodes[i].node
+	if c.volumes != nil {
+		if r := c.volumes.filter(node); r != "" {
+			return r
+		}
+	}
 	if c.spread != nil {
 		if r := c.spread.filter(c, node); r != "" {
 			return r

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -17,6 +18,11 @@ type Options struct {
 	// Namespaces give the labels that affinity terms' namespaceSelectors
 	// match.
 	Namespaces []*corev1.Namespace
+	// PVCs, PVs and StorageClasses are what pods' volumes refer to, for
+	// the VolumeBinding and VolumeZone filters.
+	PVCs           []*corev1.PersistentVolumeClaim
+	PVs            []*corev1.PersistentVolume
+	StorageClasses []*storagev1.StorageClass
 	// Cache, when set, keeps what is derived from each pod between
 	// snapshots.
 	Cache *Cache
@@ -30,6 +36,7 @@ type Snapshot struct {
 	nodes    []*nodeInfo // by name
 	byName   map[string]int
 	nsLabels map[string]labels.Set
+	vols     volumes
 	// withAffinity are the bound pods with pod affinity or anti-affinity
 	// terms, which every decision must consult (kube-scheduler's
 	// HavePodsWithAffinityList).
@@ -101,7 +108,7 @@ type nodeCounts struct {
 // one of nodes, and finished pods, are left out.
 func NewSnapshot(nodes []*corev1.Node, pods []*corev1.Pod, opts Options) *Snapshot {
 	s := &Snapshot{opts: opts, byName: make(map[string]int, len(nodes)), nsLabels: map[string]labels.Set{},
-		counts: map[string]*nodeCounts{}, domains: map[string]*domainIndex{}}
+		counts: map[string]*nodeCounts{}, domains: map[string]*domainIndex{}, vols: newVolumes(opts)}
 	sorted := append([]*corev1.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for i, n := range sorted {

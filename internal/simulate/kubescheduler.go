@@ -43,7 +43,8 @@ func (e *Engine) scheduleLoop() {
 		e.schedCache = kubescheduler.NewCache()
 	}
 	s := kubescheduler.NewSnapshot(e.schedulerNodes(), e.pods, kubescheduler.Options{
-		DefaultSpreadSelector: e.defaultSpreadSelector(), Namespaces: e.namespaces, Cache: e.schedCache})
+		DefaultSpreadSelector: e.defaultSpreadSelector(), Namespaces: e.namespaces, Cache: e.schedCache,
+		PVCs: e.pvcs, PVs: e.pvs, StorageClasses: e.scs})
 	bound, waitsForPods := false, false
 	for _, p := range pending {
 		d := s.Schedule(p)

@@ -66,3 +66,29 @@ func TestAttritionShrinksTheRunnerFleet(t *testing.T) {
 		t.Errorf("attrition costs $%.2f against $%.2f without; want at least 20%% less", attrition.Cost, plain.Cost)
 	}
 }
+
+// TestPodsFollowTheirVolumesZone checks that a pod whose claim is bound to
+// a zonal volume is bound in that zone, though another node is emptier.
+func TestPodsFollowTheirVolumesZone(t *testing.T) {
+	a, b := testNode("a"), testNode("b")
+	a.Labels[corev1.LabelTopologyZone], b.Labels[corev1.LabelTopologyZone] = "zone-a", "zone-b"
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}, Spec: corev1.PersistentVolumeSpec{
+		NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-b"}}}}}}}}}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv"}}
+	set := &manifests.Set{Nodes: []*corev1.Node{a, b}, Pods: []*corev1.Pod{testPod("busy", "b", "3")},
+		PVs: []*corev1.PersistentVolume{pv}, PVCs: []*corev1.PersistentVolumeClaim{pvc}}
+	e, err := New(set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testPod("db", "", "500m")
+	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	e.addPod(p, "")
+	e.scheduleLoop()
+	if p.Spec.NodeName != "b" {
+		t.Errorf("bound to %q, want b, in the volume's zone", p.Spec.NodeName)
+	}
+}
