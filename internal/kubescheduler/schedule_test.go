@@ -196,6 +196,25 @@ func TestScheduleFollowsDefaultProfile(t *testing.T) {
 				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 50,
 					PodAffinityTerm: podTerm(corev1.LabelTopologyZone, "cache")}}}})),
 			want: "b"},
+		{name: "an existing pod's preferred anti-affinity repels",
+			nodes: []*corev1.Node{node("a", "z1", "8", "32Gi"), node("b", "z1", "8", "32Gi")},
+			bound: []*corev1.Pod{pod("x", "100m", "1Gi", on("a"), labelled("app", "db"), withAffinity(&corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
+					PodAffinityTerm: podTerm(corev1.LabelHostname, "web")}}}})),
+				pod("y", "4", "16Gi", on("b"), labelled("app", "other"))},
+			pod: pod("p", "1", "1Gi"), want: "b"},
+		{name: "a tainted domain counts for spread unless nodeTaintsPolicy is Honor",
+			nodes: []*corev1.Node{node("a", "z1", "8", "32Gi"), node("b", "z2", "8", "32Gi"), node("c", "z3", "8", "32Gi", noSchedule)},
+			bound: []*corev1.Pod{pod("x", "1", "1Gi", on("a")), pod("y", "1", "1Gi", on("b"))},
+			pod:   pod("p", "1", "1Gi", spread(corev1.LabelTopologyZone, 1, corev1.DoNotSchedule, nil)),
+			msg:   "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match pod topology spread constraints."},
+		{name: "nodeTaintsPolicy Honor leaves the tainted domain out",
+			nodes: []*corev1.Node{node("a", "z1", "8", "32Gi"), node("b", "z2", "8", "32Gi"), node("c", "z3", "8", "32Gi", noSchedule)},
+			bound: []*corev1.Pod{pod("x", "1", "1Gi", on("a")), pod("y", "2", "1Gi", on("b"))},
+			pod: pod("p", "1", "1Gi", spread(corev1.LabelTopologyZone, 1, corev1.DoNotSchedule, nil), func(p *corev1.Pod) {
+				honor := corev1.NodeInclusionPolicyHonor
+				p.Spec.TopologySpreadConstraints[0].NodeTaintsPolicy = &honor
+			}), want: "a"},
 		{name: "default spread constraints spread an owner's pods over hostnames",
 			nodes: []*corev1.Node{node("a", "z1", "64", "256Gi"), node("b", "z1", "8", "32Gi")},
 			bound: []*corev1.Pod{pod("x", "1", "1Gi", on("a")), pod("y", "1", "1Gi", on("a")), pod("z", "1", "1Gi", on("a"))},
