@@ -363,8 +363,8 @@ func TestLeaderFailoverDuringDriftRollout(t *testing.T) {
 	// Replacements take a while to register, so the kills land while they
 	// are in flight.
 	nodeClass(t, pool, &kwokv1alpha1.KWOKFaults{RegistrationDelay: &metav1.Duration{Duration: 5 * time.Second}})
-	// Nodes of two vCPUs hold one pod each, so the rollout replaces 20
-	// nodes in waves of a third.
+	// Nodes of two and four vCPUs hold one or two pods each, so the
+	// rollout replaces about ten nodes, in waves of a third.
 	nodePool(t, pool, pool, func(np *karpv1.NodePool) {
 		np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "34%"}}
 		np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements, smallTypes)
