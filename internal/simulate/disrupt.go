@@ -228,13 +228,24 @@ func (e *Engine) removeClaim(nc *karpv1.NodeClaim) {
 }
 
 // attrition puts the attrition taint on the plan's nodes and takes it off
-// the others.
+// the others, but for the nodes a command of this loop took, as the
+// controller does: a drained node whose deletion waits for validation
+// keeps its taint, so it takes no new pods meanwhile.
 func (e *Engine) attrition(plan *planner.Plan) {
 	want := map[string]bool{}
 	for _, a := range plan.Attrition {
 		want[a.Node] = true
 	}
+	taken := map[string]bool{}
+	for _, cmd := range plan.Commands {
+		for _, n := range cmd.Nodes {
+			taken[n] = true
+		}
+	}
 	for _, n := range e.nodes {
+		if taken[n.Name] {
+			continue
+		}
 		had := hasTaint(n.Spec.Taints, planner.AttritionTaint)
 		if want[n.Name] != had {
 			e.setTaint(n, planner.AttritionTaint, want[n.Name])

@@ -39,6 +39,9 @@ type Options struct {
 	// Progress, when set, is told how far the run has got, about once per
 	// simulated minute.
 	Progress func(done, total time.Duration)
+	// DisruptionInterval is the disruption loop's period, the controller's
+	// --disruption-interval; zero is the controller's default, 10s.
+	DisruptionInterval time.Duration
 }
 
 // Engine is one simulation run. It is the imperative shell around the
@@ -229,7 +232,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		}
 		if !e.now.Before(e.nextDisrupt) {
 			e.disruptionLoop()
-			e.nextDisrupt = e.now.Add(disruptionInterval)
+			e.nextDisrupt = e.now.Add(e.disruptionInterval())
 		}
 		if !e.now.Before(nextSample) {
 			e.rec.sample(e)
@@ -251,8 +254,15 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 	return e.result(), nil
 }
 
-// disruptionInterval is the controller's loop period.
+// disruptionInterval is the controller's default loop period.
 const disruptionInterval = 10 * time.Second
+
+func (e *Engine) disruptionInterval() time.Duration {
+	if e.opts.DisruptionInterval > 0 {
+		return e.opts.DisruptionInterval
+	}
+	return disruptionInterval
+}
 
 // scheduled is one occurrence of a timeline event.
 type scheduled struct {
