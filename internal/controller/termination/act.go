@@ -163,6 +163,10 @@ func (c *Controller) evictPods(ctx context.Context, nc *karpv1.NodeClaim, node *
 			c.Room.Forget()
 		}
 		c.Recorder.Eventf(nc, corev1.EventTypeNormal, "Evicted", "Evicted pod %s", summarize(evicted))
+		// One line per wave, naming every pod: the events above are
+		// summarized and expire, and a pod that later finds no node is
+		// traced back through this line.
+		log.FromContext(ctx).Info("evicted pods", "node", nodeName(node), "reason", reason, "pods", evicted)
 	}
 	if len(refused) > 0 {
 		c.event(nc, node, corev1.EventTypeWarning, "FailedDraining", "Failed to drain node: evicting "+summarize(refused))
