@@ -45,7 +45,7 @@ func (e *Engine) disruptionLoop() {
 	}
 	wall := time.Now()
 	plan := planner.Decide(planner.Input{Cluster: e.cluster(), PDBs: e.pdbs, PoolTypes: e.poolTypes, CloudDrift: cloudDrift,
-		Started: e.recentStarts(), Now: e.now, SingleNodeCursor: e.cursor,
+		Started: e.recentStarts(), Now: e.now, SingleNodeCursor: e.cursor, Requests: e.solveMemo,
 		Options: planner.Options{MultiNodeMax: planner.DefaultOptions().MultiNodeMax, NominationGrace: time.Minute,
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations}})
 	e.rec.decideTime += time.Since(wall)

@@ -109,6 +109,9 @@ type Engine struct {
 	scheduleChanged bool
 	// schedCache keeps what the scheduler derives from each pod.
 	schedCache *kubescheduler.Cache
+	// solveMemo keeps what the disruption planner's solves read off each
+	// pod, across loops: simulated pods never change.
+	solveMemo *solver.Requests
 
 	unschedulable []solver.Unschedulable
 	rec           *recorder
@@ -151,7 +154,8 @@ func New(set *manifests.Set, opts Options) (*Engine, error) {
 	e := &Engine{tl: tl, opts: opts, start: tl.Start, now: tl.Start,
 		classes: map[string]*kwokv1alpha1.KWOKNodeClass{}, claimState: map[string]*claimState{},
 		nodeByName: map[string]*corev1.Node{}, podState: map[types.UID]*podState{}, nextIndex: map[string]int{},
-		started: map[string][]time.Time{}, typesStale: true, rec: newRecorder(), staticWarned: map[string]bool{}}
+		started: map[string][]time.Time{}, typesStale: true, rec: newRecorder(), staticWarned: map[string]bool{},
+		solveMemo: solver.NewRequests()}
 	for _, c := range set.NodeClasses {
 		e.classes[c.Name] = c.DeepCopy()
 	}

@@ -94,6 +94,7 @@ func (e *Engine) remove(p *corev1.Pod) {
 	p.DeletionTimestamp = &metav1.Time{Time: e.now}
 	delete(e.podState, p.UID)
 	e.schedCache.Forget(p.UID)
+	e.solveMemo.Forget(p)
 	e.provisionChanged, e.removedPods, e.scheduleChanged = true, true, true
 }
 

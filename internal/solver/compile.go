@@ -54,7 +54,7 @@ func compile(in *Input) (*state, error) {
 		}
 	}
 	for _, p := range in.Pods {
-		for n := range podRequests(p) {
+		for n := range in.Requests.of(p) {
 			s.ri.add(n)
 		}
 	}
@@ -194,10 +194,11 @@ func (s *state) compileNodes() {
 		}
 		t.pods = n.Pods
 		for _, p := range n.Pods {
-			r := s.ri.vec(podRequests(p))
+			f := s.in.Requests.facts(p)
+			r := s.ri.vec(f.requests)
 			t.used.add(&r)
 			t.used[podsIdx]++
-			t.ports = append(t.ports, podHostPorts(p)...)
+			t.ports = append(t.ports, f.ports...)
 		}
 		t.avail[podsIdx] = amount(corev1.ResourcePods, n.Allocatable[corev1.ResourcePods])
 		s.nodes = append(s.nodes, t)
@@ -250,7 +251,7 @@ func (s *state) initGroup(g *group, p *corev1.Pod, vreqs scheduling.Requirements
 	}
 	spec := effectivePod(p, relaxed, s.preferNoS)
 	g.spec, g.relaxed = spec, relaxed
-	rl := podRequests(p)
+	rl := s.in.Requests.of(p)
 	g.tooManyResources = s.ri.unknown(rl)
 	g.req = s.ri.vec(rl)
 	g.req[podsIdx] = 1

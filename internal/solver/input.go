@@ -41,6 +41,9 @@ type Input struct {
 	// Off (Respect), they are held as requirements and relaxed one by one
 	// when a pod fits nowhere.
 	IgnorePreferences bool
+	// Requests, when set, remembers the pods' summed requests across
+	// solves of the same snapshot; nil sums them on every solve.
+	Requests *Requests
 }
 
 // NodePool is a NodePool as the solver needs it.

@@ -67,6 +67,12 @@ func Decide(in Input) *Plan {
 	}
 	res := snapshot.Build(in.Cluster, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: in.Options.NominationGrace, MoveDraining: true, Policies: in.Options.Policies})
 	p.base, p.claimOf = res.Input, res.ClaimOf
+	// Every simulation of this loop solves over the same pods: each is
+	// summed once.
+	p.base.Requests = in.Requests
+	if p.base.Requests == nil {
+		p.base.Requests = solver.NewRequests()
+	}
 	p.candidates(res.Draining)
 	p.free = freeRoom(in.Cluster)
 	for _, pod := range res.Input.Pods {

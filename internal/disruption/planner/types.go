@@ -32,6 +32,10 @@ type Input struct {
 	// SingleNodeCursor is where single-node consolidation starts among its
 	// candidates: the previous Plan's NextSingleNodeCursor.
 	SingleNodeCursor int
+	// Requests remembers pods' requests across the loop's simulations, and
+	// across loops when the caller keeps it (the simulator, whose pods never
+	// change, forgetting those that go); nil makes one for this loop.
+	Requests *solver.Requests
 }
 
 // Options tune the planner.
