@@ -201,7 +201,10 @@ func runnerPool(t *testing.T, name string, attrition bool) {
 // With drain by attrition, from 11 minutes in (the longest job, 10
 // minutes, after the peak, and a minute for the loops), the fleet is what
 // the load needs, with two nodes of slack, one from 13 minutes, and it ends
-// smaller than the fleet without it; no runner is ever evicted. The same load on a NodePool
+// smaller than the fleet without it; no runner is ever evicted; and
+// `simulate`, given the same NodePools and load, counts the same nodes
+// minute by minute, within a node or 10%, give or take 30 s
+// (compareFidelity). The same load on a NodePool
 // without it is run beside it, for comparison: kube-scheduler spreads new
 // jobs over the half-empty nodes, so consolidation can rarely take one.
 func TestDrainByAttritionShrinksRunnerFleet(t *testing.T) {
@@ -232,6 +235,8 @@ func TestDrainByAttritionShrinksRunnerFleet(t *testing.T) {
 		if len(r.evicted) > 0 {
 			t.Errorf("%s: do-not-disrupt runners evicted: %v", r.pool, r.evicted)
 		}
+		// The same load simulated: the fidelity of simulate (docs/simulate.md).
+		runnerFidelity(t, r, "e2e-"+r.pool, jobs)
 	}
 	with, without := runs[true], runs[false]
 	// From 11:00, the longest job (10 minutes) after the peak plus a

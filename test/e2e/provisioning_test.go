@@ -17,7 +17,9 @@ import (
 )
 
 // Test 1: 300 pending pods of mixed shapes all end up Running, bound by
-// kube-scheduler on nodes nodewright launched.
+// kube-scheduler on nodes nodewright launched; `simulate`, given the same
+// NodePool and Deployments, counts the same nodes minute by minute, within
+// a node or 10%, give or take 30 s (compareFidelity).
 func TestMixedShapesAllRun(t *testing.T) {
 	t.Parallel()
 	const pool, ns = "mixed", "e2e-mixed"
@@ -28,6 +30,8 @@ func TestMixedShapesAllRun(t *testing.T) {
 	})
 	namespace(t, ns)
 	sel := map[string]string{karpv1.NodePoolLabelKey: pool}
+	start, stop := time.Now(), sampleNodes(pool)
+	defer stop()
 	spread := func(key, app string) func(*corev1.PodSpec) {
 		return func(s *corev1.PodSpec) {
 			s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: key,
@@ -49,6 +53,11 @@ func TestMixedShapesAllRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("300 pods Running on %d NodeClaims", len(cs))
+	// The same Deployments simulated: the fidelity of simulate
+	// (docs/simulate.md), over three minutes at least and a minute past
+	// the last pod's start.
+	time.Sleep(max(time.Minute, time.Until(start.Add(3*time.Minute))))
+	mixedFidelity(t, pool, ns, []string{"zone-spread", "host-spread", "anti-affinity", "gpu", "arm"}, stop())
 }
 
 // Test 5: the cheapest offering is out of capacity; the same launch falls
