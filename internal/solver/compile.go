@@ -54,7 +54,7 @@ func compile(in *Input) (*state, error) {
 		}
 	}
 	for _, p := range in.Pods {
-		for n := range in.Requests.of(p) {
+		for n := range in.Requests.Of(p) {
 			s.ri.add(n)
 		}
 	}
@@ -251,7 +251,7 @@ func (s *state) initGroup(g *group, p *corev1.Pod, vreqs scheduling.Requirements
 	}
 	spec := effectivePod(p, relaxed, s.preferNoS)
 	g.spec, g.relaxed = spec, relaxed
-	rl := s.in.Requests.of(p)
+	rl := s.in.Requests.Of(p)
 	g.tooManyResources = s.ri.unknown(rl)
 	g.req = s.ri.vec(rl)
 	g.req[podsIdx] = 1

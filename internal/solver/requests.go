@@ -75,5 +75,6 @@ func (r *Requests) facts(p *corev1.Pod) podFacts {
 	return f
 }
 
-// of returns p's summed requests. The list is shared: do not modify it.
-func (r *Requests) of(p *corev1.Pod) corev1.ResourceList { return r.facts(p).requests }
+// Of returns p's summed requests, as component-helpers' PodRequests sums
+// them. The list is shared: do not modify it.
+func (r *Requests) Of(p *corev1.Pod) corev1.ResourceList { return r.facts(p).requests }

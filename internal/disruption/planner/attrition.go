@@ -115,7 +115,7 @@ func (p *planning) roomStaysWithout(c *candidate) bool {
 	var largest *corev1.Pod
 	var size room
 	for _, pod := range c.pods {
-		if r := podRoom(pod); largest == nil || r.cpu > size.cpu || r.cpu == size.cpu && r.mem > size.mem {
+		if r := podRoom(p.base.Requests, pod); largest == nil || r.cpu > size.cpu || r.cpu == size.cpu && r.mem > size.mem {
 			largest, size = pod, r
 		}
 	}

@@ -74,7 +74,7 @@ func Decide(in Input) *Plan {
 		p.base.Requests = solver.NewRequests()
 	}
 	p.candidates(res.Draining)
-	p.free = freeRoom(in.Cluster)
+	p.free = freeRoom(in.Cluster, p.base.Requests)
 	for _, pod := range res.Input.Pods {
 		if _, ok := res.Draining[pod.UID]; ok {
 			p.draining = append(p.draining, pod)

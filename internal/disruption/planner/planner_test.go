@@ -1,10 +1,11 @@
 package planner
 
 import (
-	"github.com/nodewright/nodewright/internal/disruption/budget"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nodewright/nodewright/internal/disruption/budget"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -2,21 +2,21 @@ package planner
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/nodewright/nodewright/internal/snapshot"
+	"github.com/nodewright/nodewright/internal/solver"
 )
 
 // room is a node's cpu (millicores) and memory (bytes) left for pods.
 type room struct{ cpu, mem int64 }
 
-func podRoom(p *corev1.Pod) room {
-	r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+func podRoom(m *solver.Requests, p *corev1.Pod) room {
+	r := m.Of(p)
 	return room{cpu: r.Cpu().MilliValue(), mem: r.Memory().Value()}
 }
 
 // freeRoom is what each node has left, by node name.
-func freeRoom(c *snapshot.Cluster) map[string]room {
+func freeRoom(c *snapshot.Cluster, m *solver.Requests) map[string]room {
 	out := map[string]room{}
 	for _, n := range c.Nodes {
 		a := n.Status.Allocatable
@@ -27,7 +27,7 @@ func freeRoom(c *snapshot.Cluster) map[string]room {
 			continue
 		}
 		if f, ok := out[p.Spec.NodeName]; ok {
-			r := podRoom(p)
+			r := podRoom(m, p)
 			out[p.Spec.NodeName] = room{cpu: f.cpu - r.cpu, mem: f.mem - r.mem}
 		}
 	}
@@ -43,7 +43,7 @@ func freeRoom(c *snapshot.Cluster) map[string]room {
 func (p *planning) mightGo(c *candidate) bool {
 	var need, largest room
 	for _, pod := range c.pods {
-		r := podRoom(pod)
+		r := podRoom(p.base.Requests, pod)
 		need.cpu += r.cpu
 		need.mem += r.mem
 		largest.cpu = max(largest.cpu, r.cpu)

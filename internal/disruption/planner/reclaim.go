@@ -24,7 +24,7 @@ func ReclaimAttrition(in *solver.Input, plan *solver.Plan) (*solver.Plan, map[st
 	var waiting []room // what the pods that need new nodes ask for
 	for _, nc := range plan.NewClaims {
 		for _, pod := range nc.Pods {
-			waiting = append(waiting, podRoom(pod))
+			waiting = append(waiting, podRoom(in.Requests, pod))
 		}
 	}
 	var draining []int // indexes into in.Nodes
@@ -32,7 +32,7 @@ func ReclaimAttrition(in *solver.Input, plan *solver.Plan) (*solver.Plan, map[st
 		for _, t := range n.Taints {
 			// A full node is no use, and among the fullest it would
 			// take the place of one that has room.
-			if t.Key == AttritionTaintKey && holdsAny(nodeRoom(&n), waiting) {
+			if t.Key == AttritionTaintKey && holdsAny(nodeRoom(in.Requests, &n), waiting) {
 				draining = append(draining, i)
 				break
 			}
@@ -102,10 +102,10 @@ func openDraining(in *solver.Input, idx []int) (*solver.Plan, error) {
 }
 
 // nodeRoom is what n has left of its allocatable CPU and memory.
-func nodeRoom(n *solver.Node) room {
+func nodeRoom(m *solver.Requests, n *solver.Node) room {
 	r := room{cpu: n.Allocatable.Cpu().MilliValue(), mem: n.Allocatable.Memory().Value()}
 	for _, pod := range n.Pods {
-		pr := podRoom(pod)
+		pr := podRoom(m, pod)
 		r.cpu -= pr.cpu
 		r.mem -= pr.mem
 	}
