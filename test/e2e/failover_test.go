@@ -18,7 +18,6 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/disruption/planner"
 )
 
@@ -115,65 +114,6 @@ func randomMoment(rng *rand.Rand, max time.Duration) time.Duration {
 	d := time.Duration(rng.Int63n(int64(max)))
 	time.Sleep(d)
 	return d
-}
-
-// waitNoLeaks waits for every NodeClaim of pool to have a node and every
-// node of pool a NodeClaim, and fails on each one that does not within
-// timeout: leaked.
-func waitNoLeaks(t *testing.T, pool string, timeout time.Duration) (claims, nodes, leaked int) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var problems []string
-		cs, err := claimsOf(pool)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns, err := nodesOf(pool)
-		if err != nil {
-			t.Fatal(err)
-		}
-		byNode := map[string]bool{}
-		for _, c := range cs {
-			if c.Status.NodeName == "" {
-				problems = append(problems, fmt.Sprintf("NodeClaim %s has no node", c.Name))
-			}
-			byNode[c.Status.NodeName] = true
-		}
-		for _, n := range ns {
-			if !byNode[n.Name] || n.Annotations[kwok.NodeClaimAnnotation] == "" {
-				problems = append(problems, fmt.Sprintf("node %s has no NodeClaim: leaked", n.Name))
-			}
-		}
-		if len(problems) == 0 || time.Now().After(deadline) {
-			for _, p := range problems {
-				t.Error(p)
-			}
-			return len(cs), len(ns), len(problems)
-		}
-		time.Sleep(time.Second)
-	}
-}
-
-// checkNoDuplicates fails on every NodeClaim launched for pods of ns that
-// another one still held, telling displacements apart as restart_test.go
-// explains; it stops rec and returns the duplicates and displacements.
-func checkNoDuplicates(t *testing.T, rec *claimRecorder, ns string) (duplicates, displaced int) {
-	t.Helper()
-	relaunches := rec.Relaunches(time.Minute)
-	judge, err := newDisplacement(rec, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rl := range relaunches {
-		if judge.displaced(rl) {
-			displaced++
-			continue
-		}
-		duplicates++
-		t.Errorf("duplicate launch: %s", rl)
-	}
-	return duplicates, displaced
 }
 
 // disruptionRecorder remembers, for every NodeClaim of a pool, each set of

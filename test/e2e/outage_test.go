@@ -21,7 +21,6 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/devcluster"
 )
 
@@ -85,22 +84,10 @@ func testOutageDuringScaleUp(t *testing.T) {
 	waitRunning(t, ns, pods, 8*time.Minute)
 	checkSameController(t, pid)
 	waitControllerReady(t, 2*time.Minute)
-	relaunches := rec.Relaunches(time.Minute)
-	judge, err := newDisplacement(rec, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	displaced := 0
-	for _, rl := range relaunches {
-		if judge.displaced(rl) {
-			displaced++
-			continue
-		}
-		t.Errorf("duplicate launch: %s", rl)
-	}
-	claims := checkOutageLeaks(t, pool)
+	_, displaced := checkNoDuplicates(t, rec, ns)
+	claims, _, _ := waitNoLeaks(t, pool, 2*time.Minute)
 	t.Logf("%d pods Running on %d NodeClaims after a %v outage; %d pods planned again within the grace, all displaced by the pods bound to their node",
-		pods, len(claims), outage, displaced)
+		pods, claims, outage, displaced)
 }
 
 func testOutageDuringDrain(t *testing.T) {
@@ -161,11 +148,11 @@ func testOutageDuringDrain(t *testing.T) {
 	waitRunning(t, ns, pods, 3*time.Minute)
 	checkSameController(t, pid)
 	waitControllerReady(t, 2*time.Minute)
-	claims := checkOutageLeaks(t, pool)
+	claims, _, _ := waitNoLeaks(t, pool, 2*time.Minute)
 	w.stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	t.Logf("drained %d NodeClaims, %d now; at least %d of %d web pods ran at all times (%d re-lists)", len(old), len(claims), w.minAvailable, pods, w.relists)
+	t.Logf("drained %d NodeClaims, %d now; at least %d of %d web pods ran at all times (%d re-lists)", len(old), claims, w.minAvailable, pods, w.relists)
 	if w.minAvailable < pods-1 {
 		t.Errorf("only %d web pods were available at one point; the PodDisruptionBudget allows 1 of %d away", w.minAvailable, pods)
 	}
@@ -261,39 +248,6 @@ func checkSameController(t *testing.T, pid int) {
 	}
 	t.Logf("controller pid %d throughout; its log says %d times that it lost the lease and %d times that it acquired it",
 		pid, strings.Count(string(log), "lost the leader lease"), strings.Count(string(log), "successfully acquired lease"))
-}
-
-// checkOutageLeaks fails unless every node of pool has a NodeClaim and every
-// NodeClaim a node; it returns the NodeClaims.
-func checkOutageLeaks(t *testing.T, pool string) []karpv1.NodeClaim {
-	t.Helper()
-	var claims []karpv1.NodeClaim
-	eventually(t, 2*time.Minute, "every node with its NodeClaim and every NodeClaim with its node", func() (bool, error) {
-		cs, err := claimsOf(pool)
-		if err != nil {
-			return false, err
-		}
-		nodes, err := nodesOf(pool)
-		if err != nil {
-			return false, err
-		}
-		claims = cs
-		byNode := map[string]bool{}
-		var problems []string
-		for _, c := range cs {
-			if c.Status.NodeName == "" || c.DeletionTimestamp != nil {
-				problems = append(problems, "NodeClaim "+c.Name+" without node or being deleted")
-			}
-			byNode[c.Status.NodeName] = true
-		}
-		for _, n := range nodes {
-			if !byNode[n.Name] || n.Annotations[kwok.NodeClaimAnnotation] == "" {
-				problems = append(problems, "node "+n.Name+" without NodeClaim")
-			}
-		}
-		return len(problems) == 0, errorf("%v", problems)
-	})
-	return claims
 }
 
 // podWatchAcrossOutage is a podWatch that lists and watches again when

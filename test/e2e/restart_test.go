@@ -13,8 +13,6 @@ import (
 
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
-
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 )
 
@@ -75,23 +73,7 @@ func TestControllerKilledDuringScaleUp(t *testing.T) {
 	}
 	waitRunning(t, ns, 500, 8*time.Minute)
 
-	claims := mustClaims(t, pool)
-	nodes, err := nodesOf(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byNode := map[string]bool{}
-	for _, c := range claims {
-		if c.Status.NodeName == "" {
-			t.Errorf("NodeClaim %s has no node at the end", c.Name)
-		}
-		byNode[c.Status.NodeName] = true
-	}
-	for _, n := range nodes {
-		if !byNode[n.Name] || n.Annotations[kwok.NodeClaimAnnotation] == "" {
-			t.Errorf("node %s has no NodeClaim: leaked", n.Name)
-		}
-	}
+	waitNoLeaks(t, pool, time.Minute)
 	// A duplicate launch is a NodeClaim made for pods another one still
 	// held. A pod whose initialized node the bound pods left no room for is
 	// planned again before the grace ends (--replan-displaced-pods); such a
@@ -100,18 +82,11 @@ func TestControllerKilledDuringScaleUp(t *testing.T) {
 	// kube-scheduler, slowed by the restarts and the load, binds pods
 	// elsewhere than planned, pods are planned again; consolidation reclaims
 	// such nodes where it is on (it is off here).
-	relaunches := rec.Relaunches(time.Minute)
-	judge, err := newDisplacement(rec, ns)
+	_, displaced := checkNoDuplicates(t, rec, ns)
+	claims := mustClaims(t, pool)
+	nodes, err := nodesOf(pool)
 	if err != nil {
 		t.Fatal(err)
-	}
-	displaced := 0
-	for _, rl := range relaunches {
-		if judge.displaced(rl) {
-			displaced++
-			continue
-		}
-		t.Errorf("duplicate launch: %s", rl)
 	}
 	work, err := workloadPodsPerNode()
 	if err != nil {
