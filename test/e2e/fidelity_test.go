@@ -28,8 +28,10 @@ import (
 // The fidelity of `nodewright simulate` (issue 21): a scenario the e2e
 // tests play on the local cluster is simulated from the same objects and
 // timeline, and the node counts of its NodePool are compared minute by
-// minute. They may differ by one node or 10%, whichever is larger: the live
-// run's loops wait on a loaded machine, the simulation's do not.
+// minute. They may differ by one node or 10%, whichever is larger, give or
+// take fidelityShift: the live run's loops wait on a loaded machine and its
+// binding order is its own, the simulation's are neither. docs/simulate.md
+// keeps the figures.
 
 // fidelitySample is a NodePool's node count at a moment of a run.
 type fidelitySample struct {

@@ -54,9 +54,9 @@ func TestMixedShapesAllRun(t *testing.T) {
 	}
 	t.Logf("300 pods Running on %d NodeClaims", len(cs))
 	// The same Deployments simulated: the fidelity of simulate
-	// (docs/simulate.md), over three minutes at least and a minute past
-	// the last pod's start.
-	time.Sleep(max(time.Minute, time.Until(start.Add(3*time.Minute))))
+	// (docs/simulate.md), over three minutes at least (the sample at 3:00
+	// included) and a minute past the last pod's start.
+	time.Sleep(max(time.Minute, time.Until(start.Add(3*time.Minute+10*time.Second))))
 	mixedFidelity(t, pool, ns, []string{"zone-spread", "host-spread", "anti-affinity", "gpu", "arm"}, stop())
 }
 
