@@ -60,6 +60,9 @@ var (
 	nodeClaimsDisrupted = newCounterVec(Spec{Name: "karpenter_nodeclaims_disrupted_total",
 		Help:   "Number of NodeClaims disrupted, by reason, NodePool and capacity type.",
 		Labels: []string{labelReason, labelNodePool, labelCapacityType}})
+	nodeClaimsUnhealthyDisrupted = newCounterVec(Spec{Name: "karpenter_nodeclaims_unhealthy_disrupted_total",
+		Help:   "Number of NodeClaims replaced by node repair, by the node condition that failed, NodePool, capacity type and image.",
+		Labels: []string{"condition", labelNodePool, labelCapacityType, "image_id"}})
 	nodeClaimTerminationDuration = newHistogramVec(Spec{Name: "karpenter_nodeclaims_termination_duration_seconds",
 		Help: "Duration of NodeClaim termination in seconds.", Labels: []string{labelNodePool}}, durationBuckets())
 	instanceTerminationDuration = newHistogramVec(Spec{Name: "karpenter_nodeclaims_instance_termination_duration_seconds",
@@ -110,6 +113,12 @@ func buildVersion() (version, goversion, goarch, commit string) {
 // "underutilized", "InsufficientCapacity" "insufficient_capacity".
 func NodeClaimDisrupted(reason string, nc *karpv1.NodeClaim) {
 	nodeClaimsDisrupted.WithLabelValues(snake(reason), nc.Labels[karpv1.NodePoolLabelKey], nc.Labels[karpv1.CapacityTypeLabelKey]).Inc()
+}
+
+// NodeClaimRepaired records a NodeClaim deleted by node repair because its
+// node's condition failed a repair policy.
+func NodeClaimRepaired(condition string, nc *karpv1.NodeClaim) {
+	nodeClaimsUnhealthyDisrupted.WithLabelValues(condition, nc.Labels[karpv1.NodePoolLabelKey], nc.Labels[karpv1.CapacityTypeLabelKey], nc.Status.ImageID).Inc()
 }
 
 // NodeClaimTerminated records a NodeClaim whose finalizer is removed at

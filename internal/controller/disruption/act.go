@@ -37,7 +37,11 @@ const replacementGrace = 30 * time.Second
 func (c *Controller) execute(ctx context.Context, cmd planner.Command, idx index, now time.Time) error {
 	pools, claims, nodes := idx.pools, idx.claims, idx.nodes
 	logger := log.FromContext(ctx)
-	metrics.DisruptionDecision(string(cmd.Method), string(cmd.Reason), cmd.Pools)
+	// Node repair is involuntary: Karpenter counts it apart from the
+	// voluntary disruption decisions.
+	if cmd.Reason != planner.ReasonUnhealthy {
+		metrics.DisruptionDecision(string(cmd.Method), string(cmd.Reason), cmd.Pools)
+	}
 	if cmd.Method == planner.Delete {
 		for i, name := range cmd.Claims {
 			nc := claims[name]
@@ -48,7 +52,7 @@ func (c *Controller) execute(ctx context.Context, cmd planner.Command, idx index
 			if err := c.taint(ctx, nodes[cmd.Nodes[i]], true); err != nil {
 				return err
 			}
-			if err := c.deleteClaim(ctx, nc, cmd.Reason, cmd.Message, now); err != nil {
+			if err := c.deleteClaim(ctx, nc, cmd.Reason, cmd.Message, cmd.Condition, now); err != nil {
 				return err
 			}
 		}
@@ -71,6 +75,9 @@ func (c *Controller) execute(ctx context.Context, cmd planner.Command, idx index
 		after.Annotations[planner.DisruptingAnnotation] = string(cmd.Reason)
 		after.Annotations[planner.ReplacementsAnnotation] = strings.Join(names, ",")
 		after.Annotations[DisruptingSinceAnnotation] = now.UTC().Format(time.RFC3339)
+		if cmd.Condition != "" {
+			after.Annotations[planner.RepairConditionAnnotation] = cmd.Condition
+		}
 		if err := c.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return fmt.Errorf("recording the disruption of NodeClaim %s: %w", name, err)
 		}
@@ -134,7 +141,7 @@ func (c *Controller) progress(ctx context.Context, cluster *snapshot.Cluster, id
 				errs = append(errs, err)
 			}
 		case ready:
-			if err := c.deleteClaim(ctx, nc, karpv1.DisruptionReason(reason), "replacements initialized", now); err != nil {
+			if err := c.deleteClaim(ctx, nc, karpv1.DisruptionReason(reason), "replacements initialized", nc.Annotations[planner.RepairConditionAnnotation], now); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -152,6 +159,7 @@ func (c *Controller) abandon(ctx context.Context, nc *karpv1.NodeClaim, node *co
 	delete(after.Annotations, planner.DisruptingAnnotation)
 	delete(after.Annotations, planner.ReplacementsAnnotation)
 	delete(after.Annotations, DisruptingSinceAnnotation)
+	delete(after.Annotations, planner.RepairConditionAnnotation)
 	if err := c.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("abandoning the disruption of NodeClaim %s: %w", nc.Name, err)
 	}
@@ -159,8 +167,9 @@ func (c *Controller) abandon(ctx context.Context, nc *karpv1.NodeClaim, node *co
 }
 
 // deleteClaim records why a claim is disrupted and deletes it; the
-// termination controller drains and removes the node.
-func (c *Controller) deleteClaim(ctx context.Context, nc *karpv1.NodeClaim, reason karpv1.DisruptionReason, msg string, now time.Time) error {
+// termination controller drains and removes the node. condition is, for
+// node repair, the node condition that failed.
+func (c *Controller) deleteClaim(ctx context.Context, nc *karpv1.NodeClaim, reason karpv1.DisruptionReason, msg, condition string, now time.Time) error {
 	before := nc.DeepCopy()
 	after := nc.DeepCopy()
 	meta.SetStatusCondition(&after.Status.Conditions, metav1.Condition{Type: karpv1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue,
@@ -176,6 +185,9 @@ func (c *Controller) deleteClaim(ctx context.Context, nc *karpv1.NodeClaim, reas
 		c.noteStart(nc.Labels[karpv1.NodePoolLabelKey], now)
 	}
 	metrics.NodeClaimDisrupted(string(reason), nc)
+	if reason == planner.ReasonUnhealthy {
+		metrics.NodeClaimRepaired(condition, nc)
+	}
 	return nil
 }
 

@@ -18,6 +18,10 @@ const (
 	// ReplacementsAnnotation on a chosen NodeClaim lists its replacements'
 	// names, comma separated.
 	ReplacementsAnnotation = "nodewright.dev/replacements"
+	// RepairConditionAnnotation on a NodeClaim chosen for node repair, beside
+	// DisruptingAnnotation, names the node condition that failed, so that it
+	// is counted when the claim is deleted once its replacements are up.
+	RepairConditionAnnotation = "nodewright.dev/repair-condition"
 	// DrainByAttritionAnnotation on a NodePool turns drain by attrition on
 	// ("true").
 	DrainByAttritionAnnotation = "nodewright.dev/drain-by-attrition"

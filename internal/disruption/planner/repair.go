@@ -21,20 +21,21 @@ const ReasonUnhealthy Reason = "Unhealthy"
 // image) than the nodes', and replacing them all would only add churn.
 const MaxUnhealthyShare = 0.2
 
-// unhealthy says which repair policy a node has failed, or "".
-func unhealthy(n *corev1.Node, policies []cloudprovider.RepairPolicy, now time.Time) string {
+// unhealthy says which repair policy a node has failed: the condition and
+// why, or "" and "".
+func unhealthy(n *corev1.Node, policies []cloudprovider.RepairPolicy, now time.Time) (condition corev1.NodeConditionType, why string) {
 	for _, pol := range policies {
 		for _, c := range n.Status.Conditions {
 			if c.Type != pol.ConditionType || c.Status != pol.ConditionStatus {
 				continue
 			}
 			if since := now.Sub(c.LastTransitionTime.Time); since >= pol.Toleration {
-				return fmt.Sprintf("node condition %s has been %s for %s (tolerated for %s)", c.Type, c.Status,
+				return c.Type, fmt.Sprintf("node condition %s has been %s for %s (tolerated for %s)", c.Type, c.Status,
 					since.Truncate(time.Second), pol.Toleration)
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // repair replaces nodes that failed a repair policy, replacement first
@@ -47,10 +48,11 @@ func (p *planning) repair() {
 	}
 	byPool := map[string][]*candidate{}
 	why := map[*candidate]string{}
+	cond := map[*candidate]corev1.NodeConditionType{}
 	for _, c := range p.live() {
-		if w := unhealthy(c.node, policies, p.in.Now); w != "" {
+		if t, w := unhealthy(c.node, policies, p.in.Now); w != "" {
 			byPool[c.pool.Name] = append(byPool[c.pool.Name], c)
-			why[c] = w
+			why[c], cond[c] = w, t
 		}
 	}
 	pools := make([]string, 0, len(byPool))
@@ -71,7 +73,7 @@ func (p *planning) repair() {
 			continue
 		}
 		for _, c := range cs {
-			cmd := Command{Reason: ReasonUnhealthy, Method: Delete, Message: why[c]}
+			cmd := Command{Reason: ReasonUnhealthy, Method: Delete, Message: why[c], Condition: string(cond[c])}
 			if sim := p.simulate(c); sim.ok() && len(sim.plan.NewClaims) > 0 {
 				cmd.Method, cmd.Replacements, cmd.receivers = Replace, sim.plan.NewClaims, sim.receivers
 			}

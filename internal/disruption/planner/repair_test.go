@@ -98,6 +98,13 @@ func TestNodeRepair(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, p)
 			}
+			// A repair names the condition that failed, for
+			// karpenter_nodeclaims_unhealthy_disrupted_total.
+			for _, c := range p.Commands {
+				if c.Reason == ReasonUnhealthy && c.Condition != string(corev1.NodeReady) {
+					t.Errorf("repair of %v: Condition %q, want Ready", c.Claims, c.Condition)
+				}
+			}
 		})
 	}
 }

@@ -99,6 +99,9 @@ type Command struct {
 	// Savings is the hourly price removed less the hourly price added.
 	Savings float64
 	Message string
+	// Condition is, for node repair, the node condition that failed its
+	// repair policy (Ready, say).
+	Condition string
 	// Consolidation marks emptiness and consolidation decisions, which
 	// Validate holds back until later loops decide them again.
 	Consolidation bool
