@@ -55,8 +55,12 @@ type runnerRun struct {
 	counts  []string // "m:ss nodes/needed"
 	samples []runnerSample
 	evicted []string
-	last    int // nodes at the end
-	need    int // nodes the load needed at the end
+	// taintDeleted counts runners kube-controller-manager's taint manager
+	// deleted with no Evicted or Disrupted event from nodewright: logged, not
+	// failed.
+	taintDeleted int
+	last         int // nodes at the end
+	need         int // nodes the load needed at the end
 }
 
 // runRunners plays jobs on a pool whose c5.2xlarge nodes hold five runners
@@ -96,7 +100,19 @@ func runRunners(t *testing.T, pool, ns string, jobs []runnerJob) *runnerRun {
 			var p corev1.Pod
 			err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.job.name}, &p)
 			if apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil) {
-				run.evicted = append(run.evicted, l.job.name+" ("+podFate(ns, l.job.name, err == nil, nodeOf[l.job.name])+")")
+				fate := l.job.name + " (" + podFate(ns, l.job.name, err == nil, nodeOf[l.job.name]) + ")"
+				if strings.Contains(fate, "TaintManagerEviction") && !strings.Contains(fate, "nodewright Evicted") && !strings.Contains(fate, "nodewright Disrupted") {
+					// kube-controller-manager's taint manager, not a
+					// disruption: its node informer can lag its pod
+					// informer on this busy machine, so a runner bound
+					// the moment nodewright removed karpenter.sh/unregistered
+					// (NoExecute) is judged against the taint still there.
+					// Seen once in CI on the first two nodes of a run.
+					t.Logf("%s: runner deleted by kube-controller-manager's taint manager, not by nodewright: %s", pool, fate)
+					run.taintDeleted++
+					continue
+				}
+				run.evicted = append(run.evicted, fate)
 				continue
 			}
 			if err := kc.Delete(ctx, &p); err != nil && !apierrors.IsNotFound(err) {
@@ -231,7 +247,7 @@ func TestDrainByAttritionShrinksRunnerFleet(t *testing.T) {
 	wg.Wait()
 	for _, attrition := range []bool{true, false} {
 		r := runs[attrition]
-		t.Logf("%s (nodes/needed every 30s): %s", r.pool, strings.Join(r.counts, ", "))
+		t.Logf("%s (nodes/needed every 30s): %s; runners deleted by the taint manager: %d", r.pool, strings.Join(r.counts, ", "), r.taintDeleted)
 		if len(r.evicted) > 0 {
 			t.Errorf("%s: do-not-disrupt runners evicted: %v", r.pool, r.evicted)
 		}
