@@ -26,6 +26,14 @@
 // come: pods kube-scheduler put elsewhere than planned are planned again once
 // their nominations lapse.
 //
+// Then, unless NODEWRIGHT_SCALE_BASELINE=0, it measures the floor: a fresh
+// cluster of the same make, the nodes the run ended with created beforehand
+// (the same labels and resources, Ready, no taint) and no autoscaler, the same
+// pods created the same way, and the time from the last create until every
+// pod runs (baseline-s-to-all-running). overhead-ratio is the run's
+// s-to-all-running over the baseline's: what the autoscaler adds on top of
+// kube-scheduler, kube-apiserver and kwok.
+//
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
 //
@@ -58,6 +66,7 @@
 //	NODEWRIGHT_SCALE_GOMEMLIMIT       the controller's GOMEMLIMIT (default 1200MiB, as a
 //	                                  deployment with a 1.5 GiB memory limit would set it,
 //	                                  Karpenter's chart does the same; empty: none)
+//	NODEWRIGHT_SCALE_BASELINE         0 skips the no-autoscaler baseline run
 //	NODEWRIGHT_SCALE_CONTROLLER_ARGS  extra `nodewright controller` arguments,
 //	                                  space separated
 //	NODEWRIGHT_SCALE_WORKDIR          kwok work dir (default: nodewright's cache);

@@ -189,6 +189,9 @@ type result struct {
 	controllerCPU                    time.Duration
 	solves                           []solve
 	metricSolveSum, metricSolveCount float64
+	// plan is the nodes the run ended with; base the baseline run on them.
+	plan []planNode
+	base *baseline
 }
 
 // logf prints a line at once: a benchmark's own log only shows once it ends,
@@ -216,7 +219,20 @@ func BenchmarkScale40k(b *testing.B) {
 	var results []result
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		results = append(results, runOnce(b, cfg, bin, kube, i))
+		r := runOnce(b, cfg, bin, kube, i)
+		if baselineEnabled() {
+			if r.toAllRunning < 0 {
+				b.Fatalf("no baseline: not every pod ran in the autoscaler's run, so its overhead over the floor is not known")
+			}
+			base := runBaseline(b, cfg, bin, kube, i, r.plan)
+			if base.toAllRunning < 0 {
+				b.Fatalf("the baseline never had every pod Running")
+			}
+			r.base = &base
+			logf("OVERHEAD: every pod Running +%.1fs after the last pod with nodewright, +%.1fs with the %d nodes created beforehand and no autoscaler: ratio %.3f",
+				r.toAllRunning.Seconds(), base.toAllRunning.Seconds(), base.nodes, r.toAllRunning.Seconds()/base.toAllRunning.Seconds())
+		}
+		results = append(results, r)
 	}
 	b.StopTimer()
 	report(b, results)
@@ -477,7 +493,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		until := time.Now().Add(cfg.waitRunning)
 		for time.Now().Before(until) {
 			if s := w.state(); s.seen+s.deleted >= cfg.pods && s.running == s.seen {
-				res.toAllRunning = time.Since(tLastPod)
+				res.toAllRunning = w.lastRun().Sub(tLastPod)
 				logf("every pod Running %.1fs after the last pod was created; %d NodeClaims", res.toAllRunning.Seconds(), s.claims)
 				break
 			}
@@ -488,6 +504,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		}
 		logCPU("from pod creation to the end")
 	}
+	logf("NODECLAIM TO USABLE NODE: %s", strings.Join(w.claimPhases(), "; "))
 	b.StopTimer()
 	s = w.state()
 	res.claims = s.claims
@@ -505,6 +522,11 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		b.Fatal("the controller exited during the run")
 	}
 	res.solves = parseSolves(env.ControllerLog(), tLastPod)
+	if baselineEnabled() {
+		if res.plan, err = planNodes(ctx, cs); err != nil {
+			b.Fatal(err)
+		}
+	}
 	failed = false
 	return res
 }
@@ -561,6 +583,13 @@ func report(b *testing.B, results []result) {
 	}
 	if allRan {
 		b.ReportMetric(avg(func(r result) float64 { return r.toAllRunning.Seconds() }), "s-to-all-running")
+	}
+	if results[0].base != nil {
+		b.ReportMetric(avg(func(r result) float64 { return float64(r.base.nodes) }), "baseline-nodes")
+		b.ReportMetric(avg(func(r result) float64 { return r.base.createPods.Seconds() }), "baseline-s-create-pods")
+		b.ReportMetric(avg(func(r result) float64 { return r.base.toAllBound.Seconds() }), "baseline-s-to-all-bound")
+		b.ReportMetric(avg(func(r result) float64 { return r.base.toAllRunning.Seconds() }), "baseline-s-to-all-running")
+		b.ReportMetric(avg(func(r result) float64 { return r.toAllRunning.Seconds() / r.base.toAllRunning.Seconds() }), "overhead-ratio")
 	}
 }
 
@@ -727,6 +756,10 @@ type watcher struct {
 	// seenAt is when each pod's creation arrived; placedAt when it was first
 	// nominated to a NodeClaim or bound, whichever came first.
 	seenAt, placedAt map[types.UID]time.Time
+	// boundAt is when each pod's binding arrived.
+	boundAt map[types.UID]time.Time
+	// lastRunning is when the latest pod's move to Running arrived.
+	lastRunning time.Time
 }
 
 type podState struct {
@@ -737,13 +770,15 @@ type podState struct {
 type claimState struct {
 	nominations                    []types.UID
 	launched, registered, initDone bool
+	// When this process saw it created, and each condition first True.
+	addedAt, launchedAt, registeredAt, initAt time.Time
 }
 
 func newWatcher(want int) *watcher {
 	return &watcher{want: want, pods: map[types.UID]podState{}, triedAt: map[types.UID]time.Time{},
 		claims: map[string]*claimState{}, nominated: map[types.UID]int{},
 		unschedAt: map[types.UID]time.Time{}, nominatedAt: map[types.UID]time.Time{},
-		seenAt: map[types.UID]time.Time{}, placedAt: map[types.UID]time.Time{}}
+		seenAt: map[types.UID]time.Time{}, placedAt: map[types.UID]time.Time{}, boundAt: map[types.UID]time.Time{}}
 }
 
 // slimPod keeps only what the watcher reads, so 40,000 pods cost little.
@@ -848,10 +883,16 @@ func (w *watcher) onPod(o any) {
 		w.seenAt[p.UID] = now
 	}
 	if s.bound && !w.pods[p.UID].bound {
+		if _, ok := w.boundAt[p.UID]; !ok {
+			w.boundAt[p.UID] = now
+		}
 		w.lastPlaced = now
 		if _, ok := w.placedAt[p.UID]; !ok {
 			w.placedAt[p.UID] = now
 		}
+	}
+	if s.running && !w.pods[p.UID].running {
+		w.lastRunning = now
 	}
 	w.pods[p.UID] = s
 	if s.unschedulable && !s.bound && w.nominated[p.UID] == 0 {
@@ -881,6 +922,7 @@ func (w *watcher) onClaim(o any, added bool) {
 		w.claims[nc.Name] = st
 		if added {
 			w.lastAdd = now
+			st.addedAt = now
 		}
 	}
 	noms := snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation])
@@ -894,6 +936,56 @@ func (w *watcher) onClaim(o any, added bool) {
 	st.launched = meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeLaunched)
 	st.registered = meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeRegistered)
 	st.initDone = meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeInitialized)
+	for _, t := range []struct {
+		on bool
+		at *time.Time
+	}{{st.launched, &st.launchedAt}, {st.registered, &st.registeredAt}, {st.initDone, &st.initAt}} {
+		if t.on && t.at.IsZero() {
+			*t.at = now
+		}
+	}
+}
+
+// claimPhases is, over the NodeClaims seen created, how long each took from
+// its creation to Launched, from Launched to Registered, from Registered to
+// Initialized, from Initialized to the first pod bound to its node (kwok
+// names the node after the claim), and from creation to that first pod:
+// the time from a NodeClaim to a usable node.
+func (w *watcher) claimPhases() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	firstBound := map[string]time.Time{}
+	for uid, p := range w.pods {
+		if at, ok := w.boundAt[uid]; ok && p.bound {
+			if f, ok := firstBound[p.node]; !ok || at.Before(f) {
+				firstBound[p.node] = at
+			}
+		}
+	}
+	phases := []struct {
+		name string
+		from func(c *claimState) time.Time
+		to   func(c *claimState, name string) time.Time
+	}{
+		{"created->launched", func(c *claimState) time.Time { return c.addedAt }, func(c *claimState, _ string) time.Time { return c.launchedAt }},
+		{"launched->registered", func(c *claimState) time.Time { return c.launchedAt }, func(c *claimState, _ string) time.Time { return c.registeredAt }},
+		{"registered->initialized", func(c *claimState) time.Time { return c.registeredAt }, func(c *claimState, _ string) time.Time { return c.initAt }},
+		{"initialized->first pod bound", func(c *claimState) time.Time { return c.initAt }, func(_ *claimState, n string) time.Time { return firstBound[n] }},
+		{"created->first pod bound", func(c *claimState) time.Time { return c.addedAt }, func(_ *claimState, n string) time.Time { return firstBound[n] }},
+	}
+	var out []string
+	for _, ph := range phases {
+		var ds []time.Duration
+		for name, c := range w.claims {
+			from, to := ph.from(c), ph.to(c, name)
+			if !from.IsZero() && !to.IsZero() {
+				ds = append(ds, max(0, to.Sub(from)))
+			}
+		}
+		n, p50, p90, _, worst := quantiles(ds)
+		out = append(out, fmt.Sprintf("%s p50 %.2fs p90 %.2fs max %.2fs (%d)", ph.name, p50.Seconds(), p90.Seconds(), worst.Seconds(), n))
+	}
+	return out
 }
 
 func (w *watcher) setNominations(st *claimState, noms []types.UID) {
@@ -1008,6 +1100,14 @@ func (w *watcher) lastPlacementEvent() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.lastPlaced
+}
+
+// lastRun is when the latest pod's move to Running arrived: once every pod
+// runs, the moment the last one did, not when a poll noticed.
+func (w *watcher) lastRun() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastRunning
 }
 
 func (w *watcher) allTried() time.Time {

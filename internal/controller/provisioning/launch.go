@@ -50,9 +50,7 @@ func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1
 		metrics.NodeClaimsCreated.WithLabelValues(metrics.ReasonProvisioned, np.Name).Inc()
 		p.Recorder.Eventf(nc, corev1.EventTypeNormal, "Created", "NodeClaim for %d pods, requests %s, instance types %s",
 			len(c.Pods), formatList(c.Requests), typeNames(c))
-		for _, pod := range c.Pods {
-			p.Recorder.Eventf(pod, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", nc.Name)
-		}
+		p.events.add(nc.Name, c.Pods)
 		mu.Lock()
 		created++
 		mu.Unlock()
@@ -128,9 +126,7 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 			return
 		}
 		p.expect(name, value)
-		for _, pod := range pods {
-			p.Recorder.Eventf(pod, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", name)
-		}
+		p.events.add(name, pods)
 	})
 }
 

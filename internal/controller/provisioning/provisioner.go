@@ -47,6 +47,9 @@ type Options struct {
 	ReplanDisplaced bool
 	// Policies are --min-values-policy and --preference-policy.
 	Policies solver.Policies
+	// PodEventQPS bounds the Nominated events sent a second (0:
+	// DefaultPodEventQPS); see nominationEvents.
+	PodEventQPS float32
 }
 
 // DefaultOptions are Karpenter's batch windows and our defaults for the rest.
@@ -70,6 +73,8 @@ type Provisioner struct {
 	// wrote, until the cache shows them: planning on a cache that does not
 	// yet hold them would launch for the same pods again.
 	expected map[string]expectation
+	// events sends the pods' Nominated events, paced, while Start runs.
+	events *nominationEvents
 }
 
 type expectation struct {
@@ -80,7 +85,8 @@ type expectation struct {
 // New returns a provisioner.
 func New(c client.Client, apiReader client.Reader, cp cloudprovider.CloudProvider, store *learned.Store, rec record.EventRecorder, opts Options) *Provisioner {
 	return &Provisioner{Client: c, APIReader: apiReader, Cloud: cp, Learned: store, Recorder: rec, Opts: opts,
-		Batcher: NewBatcher(opts.BatchIdle, opts.BatchMax), expected: map[string]expectation{}}
+		Batcher: NewBatcher(opts.BatchIdle, opts.BatchMax), expected: map[string]expectation{},
+		events: newNominationEvents(c, rec, opts.PodEventQPS)}
 }
 
 // Start runs batches until ctx ends. It implements manager.Runnable.
@@ -88,6 +94,7 @@ func (p *Provisioner) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("provisioner")
 	ctx = log.IntoContext(ctx, logger)
 	go p.resync(ctx)
+	go p.events.run(ctx)
 	p.Batcher.Trigger() // pods may have waited while no leader ran
 	for p.Batcher.Wait(ctx) {
 		if err := p.Reconcile(ctx); err != nil {
