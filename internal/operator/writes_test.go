@@ -137,3 +137,101 @@ func (w *writeCounter) summary(name string) string {
 	}
 	return b.String()
 }
+
+// category names a write by method and resource, without object names.
+func category(key string) string {
+	method, path, _ := strings.Cut(key, " ")
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	// /api/v1/namespaces/NS/RES/NAME[/SUB] or /apis/G/V/RES/NAME[/SUB]
+	if len(parts) > 0 && parts[0] == "apis" && len(parts) > 2 {
+		parts = parts[3:]
+	} else if len(parts) > 1 {
+		parts = parts[2:]
+	}
+	if len(parts) > 1 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	out := method
+	if len(parts) > 0 {
+		out += " " + parts[0]
+	}
+	if len(parts) > 2 {
+		out += "/" + parts[2]
+	}
+	return out
+}
+
+// byCategory sums the counted writes by category.
+func (w *writeCounter) byCategory() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range w.count {
+		out[category(k)] += v
+	}
+	return out
+}
+
+// From pending pods to initialized nodes, the controller's writes per
+// NodeClaim: its create, the nominations, the launch (labels and status),
+// registration and initialization (the node once or twice, the status once
+// or twice), and the Node the kwok provider makes.
+func TestWritesPerNodeClaim(t *testing.T) {
+	const pool = "writes-per-claim"
+	setup(t, pool, func(np *karpv1.NodePool) {
+		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+		np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+			NodeSelectorRequirement: corev1.NodeSelectorRequirement{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}}})
+	})
+	writes := &writeCounter{count: map[string]int{}}
+	stop := startController(t, func(o *Options) {
+		o.Disruption.Interval = time.Hour
+		cfg := rest.CopyConfig(o.Config)
+		cfg.WrapTransport = writes.wrap
+		o.Config = cfg
+	})
+	defer stop()
+	// Five c5.large nodes: each holds one 1-CPU pod.
+	pendingPods(t, pool, 5, "1")
+	readied := map[string]bool{}
+	eventually(t, 60*time.Second, "five claims initialized", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil {
+			return false, err
+		}
+		done := 0
+		for _, c := range cs {
+			if c.Status.NodeName != "" && !readied[c.Status.NodeName] {
+				setNodeReady(t, c.Status.NodeName) // the kubelet's part
+				readied[c.Status.NodeName] = true
+			}
+			if meta.IsStatusConditionTrue(c.Status.Conditions, karpv1.ConditionTypeInitialized) {
+				done++
+			}
+		}
+		return len(cs) == 5 && done == 5, fmt.Errorf("%d claims, %d initialized", len(cs), done)
+	})
+	// Let the loops run on: writes that come after initialization count too.
+	time.Sleep(3 * time.Second)
+	got := writes.byCategory()
+	cs, _ := claimsOf(pool)
+	total := 0
+	for k, v := range got {
+		if strings.Contains(k, "nodeclaims") || strings.Contains(k, "nodes") {
+			total += v
+		}
+	}
+	t.Logf("writes for %d NodeClaims: %v", len(cs), got)
+	// Create, nominations, launch labels and status, the Node, registration
+	// (node and status) and initialization (node and status): 8 when the
+	// node is not Ready at registration, as here.
+	per := float64(total) / float64(len(cs))
+	if per > 8 {
+		t.Errorf("%.1f writes to NodeClaims and Nodes per NodeClaim, want at most 8: %v", per, got)
+	}
+	// Events: Created, Launched, Registered, Initialized on each claim, and
+	// each pod's Nominated (the pods stay pending here, so each gets one).
+	if ev := got["POST events"]; ev > 5*len(cs) {
+		t.Errorf("%d events for %d NodeClaims of one pod each, want at most %d", ev, len(cs), 5*len(cs))
+	}
+}
