@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -55,7 +57,10 @@ type soakWatch struct {
 	violations []string
 	// races are replacements that found no node because a pod made with
 	// or after their eviction took the room: counted, not failed.
-	races      []string
+	races []string
+	// homelessAt is when each replacement with nowhere to go was seen: the
+	// controller's log before it is printed, to tell why.
+	homelessAt []time.Time
 	reached    bool // the PDB'd Deployment had minAvailable ready pods
 	stop, done chan struct{}
 }
@@ -145,6 +150,7 @@ func (w *soakWatch) look(pods []corev1.Pod, listed time.Time, guarded string, mi
 				continue
 			}
 			d.homeless[p.Name] = true
+			w.homelessAt = append(w.homelessAt, time.Now())
 			w.violations = append(w.violations, fmt.Sprintf("%s: %s pod %s, which replaces an evicted one, has nowhere to go: %s", time.Now().Format(time.TimeOnly), app, p.Name, why))
 		}
 	}
@@ -354,6 +360,9 @@ func TestSoakRandomEvents(t *testing.T) {
 	for _, v := range w.violations {
 		t.Error(v)
 	}
+	for _, at := range w.homelessAt {
+		t.Logf("the controller's decisions in the 90s before %s:\n%s", at.Format(time.TimeOnly), decisionsBefore(at, 90*time.Second))
+	}
 	for _, r := range w.races {
 		t.Log(r)
 	}
@@ -394,4 +403,34 @@ func soakPod(ns, name string, sel, annotations map[string]string) *corev1.Pod {
 			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m"), corev1.ResourceMemory: resource.MustParse("256Mi")}}}}},
 	}
+}
+
+// decisionsBefore returns the controller log's lines of the window before
+// at that say what it decided: disruptions, evictions (with the pods), pods
+// held for want of room, NodeClaims made, and restarts.
+func decisionsBefore(at time.Time, window time.Duration) string {
+	b, err := os.ReadFile(env.ControllerLog())
+	if err != nil {
+		return err.Error()
+	}
+	keys := []string{"disrupting NodeClaim", "evicted pods", "room", "created NodeClaim", "planned pending pods", "leader", "starting"}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var entry struct {
+			Time time.Time `json:"time"`
+		}
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.Time.Before(at.Add(-window)) || entry.Time.After(at) {
+			continue
+		}
+		for _, k := range keys {
+			if strings.Contains(line, k) {
+				if len(line) > 1500 {
+					line = line[:1500] + "..."
+				}
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
