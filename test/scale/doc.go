@@ -32,7 +32,12 @@
 // pods created the same way, and the time from the last create until every
 // pod runs (baseline-s-to-all-running). overhead-ratio is the run's
 // s-to-all-running over the baseline's: what the autoscaler adds on top of
-// kube-scheduler, kube-apiserver and kwok.
+// kube-scheduler, kube-apiserver and kwok. The baseline's creates take
+// longer (kube-scheduler binds while they go on), so
+// overhead-ratio-from-first-create compares the two from the first create
+// as well. kube-scheduler fills the plan's nodes in its own order, and a
+// few pods may find no room there: the baseline then ends once the others
+// run (baseline-unplaced-pods counts them).
 //
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
