@@ -263,7 +263,7 @@ func (c *Controller) fail(ctx context.Context, nc *karpv1.NodeClaim, reason, for
 
 func (c *Controller) patchStatus(ctx context.Context, before, after *karpv1.NodeClaim) error {
 	setReady(after)
-	if err := c.Client.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := patchClaimStatus(ctx, c.Client, before, after); err != nil {
 		return fmt.Errorf("updating NodeClaim status: %w", err)
 	}
 	c.writes.wrote(after.Name, before.ResourceVersion, c.Now())

@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 )
 
 // patchNode writes what registration changed on a node: labels, taints and
@@ -123,4 +125,71 @@ func nonNil(t []corev1.Taint) []corev1.Taint {
 // escapePointer escapes a map key for a JSON pointer (RFC 6901).
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// patchClaimStatus writes after's status over before's. A resourceVersion
+// precondition would refuse it after any change to the claim, and the
+// provisioner adds pods to an in-flight claim's nominations (metadata)
+// while its status moves on: in a 10,000-pod run the API server refused
+// 940 of 2,095 status patches as conflicts, each costing a request and a
+// reconcile 200 ms later. So the write is a JSON patch that tests the
+// status is still what was read, then replaces it: a change to the status
+// by anyone else still fails it, a change to metadata does not. A status
+// with no conditions yet (the launch's write), or one the test refuses,
+// is written as before, with the resourceVersion precondition: a test
+// that fails only because another writer spelled the same value
+// differently then costs one request more, never a loop.
+func patchClaimStatus(ctx context.Context, c client.Client, before, after *karpv1.NodeClaim) error {
+	if len(before.Status.Conditions) > 0 {
+		was, err := storedForm(before.Status)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal([]jsonOp{
+			{Op: "test", Path: "/status", Value: was},
+			{Op: "replace", Path: "/status", Value: after.Status},
+		})
+		if err != nil {
+			return fmt.Errorf("encoding the status patch: %w", err)
+		}
+		err = c.Status().Patch(ctx, after, client.RawPatch(types.JSONPatchType, data))
+		if err == nil || !apierrors.IsInvalid(err) {
+			return err
+		}
+	}
+	return c.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// storedForm is v as the API server stores it in a custom resource: JSON
+// with null fields pruned (a nil time such as lastPodEventTime encodes as
+// null, which the server drops), so that a test operation compares like
+// with like.
+func storedForm(v any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the status: %w", err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decoding the status: %w", err)
+	}
+	return dropNulls(out), nil
+}
+
+func dropNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if e == nil {
+				delete(t, k)
+				continue
+			}
+			t[k] = dropNulls(e)
+		}
+	case []any:
+		for i := range t {
+			t[i] = dropNulls(t[i])
+		}
+	}
+	return v
 }

@@ -114,3 +114,81 @@ func TestPatchNode(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchClaimStatus writes a claim's status against a real API server:
+// a metadata write in between (the provisioner's nominations) does not
+// refuse it, a status write does, and the status lands as meant with the
+// metadata kept.
+func TestPatchClaimStatus(t *testing.T) {
+	cases := []struct {
+		name string
+		// meanwhile changes the claim between the read and the write; true:
+		// through the status.
+		meanwhile func(nc *karpv1.NodeClaim) bool
+		conflict  bool
+	}{
+		{"nothing changed", nil, false},
+		{"nominations added", func(nc *karpv1.NodeClaim) bool {
+			nc.Annotations = map[string]string{"nodewright.dev/nominated-pods": "a,b"}
+			return false
+		}, false},
+		{"another condition written", func(nc *karpv1.NodeClaim) bool {
+			nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: "Consolidatable", Status: metav1.ConditionTrue,
+				Reason: "Consolidatable", LastTransitionTime: metav1.Now()})
+			return true
+		}, true},
+	}
+	ctx := context.Background()
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "status-patch-" + string(rune('a'+i))},
+				Spec: karpv1.NodeClaimSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "x"},
+					Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
+						Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}}}}}}
+			if err := cluster.Client.Create(ctx, nc); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), nc) })
+			nc.Status.ProviderID = "kwok://" + nc.Name
+			nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()}}
+			if err := cluster.Client.Status().Update(ctx, nc); err != nil {
+				t.Fatal(err)
+			}
+			before := nc.DeepCopy()
+			if tc.meanwhile != nil {
+				other := nc.DeepCopy()
+				if tc.meanwhile(other) {
+					if err := cluster.Client.Status().Update(ctx, other); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := cluster.Client.Update(ctx, other); err != nil {
+					t.Fatal(err)
+				}
+			}
+			after := before.DeepCopy()
+			after.Status.NodeName = nc.Name
+			after.Status.Conditions = append(after.Status.Conditions, metav1.Condition{Type: karpv1.ConditionTypeRegistered, Status: metav1.ConditionTrue,
+				Reason: "Registered", LastTransitionTime: metav1.Now()})
+			err := patchClaimStatus(ctx, cluster.Client, before, after)
+			if tc.conflict {
+				if !apierrors.IsConflict(err) {
+					t.Fatalf("want a conflict, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &karpv1.NodeClaim{}
+			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.NodeName != nc.Name || len(got.Status.Conditions) != 2 || got.Status.ProviderID != "kwok://"+nc.Name {
+				t.Errorf("status %+v, want nodeName, providerID and two conditions", got.Status)
+			}
+			if tc.meanwhile != nil && got.Annotations["nodewright.dev/nominated-pods"] != "a,b" {
+				t.Errorf("annotations %v: the nominations were lost", got.Annotations)
+			}
+		})
+	}
+}
