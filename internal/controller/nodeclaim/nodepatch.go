@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,27 +129,25 @@ func escapePointer(s string) string {
 }
 
 // patchClaimStatus writes after's status over before's. A resourceVersion
-// precondition would refuse it after any change to the claim, and the
-// provisioner adds pods to an in-flight claim's nominations (metadata)
-// while its status moves on: in a 10,000-pod run the API server refused
-// 940 of 2,095 status patches as conflicts, each costing a request and a
-// reconcile 200 ms later. So the write is a JSON patch that tests the
-// status is still what was read, then replaces it: a change to the status
-// by anyone else still fails it, a change to metadata does not. A status
-// with no conditions yet (the launch's write), or one the test refuses,
-// is written as before, with the resourceVersion precondition: a test
-// that fails only because another writer spelled the same value
-// differently then costs one request more, never a loop.
+// precondition would refuse it after any change to the claim, and in a
+// burst two writers change a starting claim all the time: the provisioner
+// adds pods to its nominations (metadata), and the disruption loop stamps
+// lastPodEventTime as pods bind to its node. In a 10,000-pod run the API
+// server refused 940 of 2,095 status patches as conflicts, each costing a
+// request and a reconcile 200 ms later. So the write is a JSON patch that
+// tests the conditions are still what was read, replaces them, and sets
+// only the other fields this controller changed: a condition written by
+// anyone else still fails it, a nomination or a pod timestamp does not.
+// The first write (no conditions yet to test), a write that changes other
+// fields, or one whose test fails, goes as before, with the
+// resourceVersion precondition: a test that failed only because another
+// writer spelled the same value differently then costs one request more,
+// never a loop.
 func patchClaimStatus(ctx context.Context, c client.Client, before, after *karpv1.NodeClaim) error {
-	if len(before.Status.Conditions) > 0 {
-		was, err := storedForm(before.Status)
-		if err != nil {
-			return err
-		}
-		data, err := json.Marshal([]jsonOp{
-			{Op: "test", Path: "/status", Value: was},
-			{Op: "replace", Path: "/status", Value: after.Status},
-		})
+	if ops, ok, err := claimStatusOps(before, after); err != nil {
+		return err
+	} else if ok {
+		data, err := json.Marshal(ops)
 		if err != nil {
 			return fmt.Errorf("encoding the status patch: %w", err)
 		}
@@ -158,6 +157,51 @@ func patchClaimStatus(ctx context.Context, c client.Client, before, after *karpv
 		}
 	}
 	return c.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// claimStatusOps is the JSON patch from before's status to after's, if
+// before has conditions to test and after differs from it only in the
+// conditions and the fields the lifecycle sets.
+func claimStatusOps(before, after *karpv1.NodeClaim) ([]jsonOp, bool, error) {
+	if len(before.Status.Conditions) == 0 || len(after.Status.Conditions) == 0 {
+		return nil, false, nil
+	}
+	rest := after.Status
+	rest.Conditions, rest.NodeName, rest.ProviderID, rest.ImageID, rest.Capacity, rest.Allocatable =
+		before.Status.Conditions, before.Status.NodeName, before.Status.ProviderID, before.Status.ImageID, before.Status.Capacity, before.Status.Allocatable
+	if !equality.Semantic.DeepEqual(rest, before.Status) {
+		return nil, false, nil
+	}
+	was, err := storedForm(before.Status.Conditions)
+	if err != nil {
+		return nil, false, err
+	}
+	ops := []jsonOp{
+		{Op: "test", Path: "/status/conditions", Value: was},
+		{Op: "replace", Path: "/status/conditions", Value: after.Status.Conditions},
+	}
+	for _, f := range []struct {
+		name          string
+		before, after any
+		empty         bool
+	}{
+		{"nodeName", before.Status.NodeName, after.Status.NodeName, after.Status.NodeName == ""},
+		{"providerID", before.Status.ProviderID, after.Status.ProviderID, after.Status.ProviderID == ""},
+		{"imageID", before.Status.ImageID, after.Status.ImageID, after.Status.ImageID == ""},
+		{"capacity", before.Status.Capacity, after.Status.Capacity, len(after.Status.Capacity) == 0},
+		{"allocatable", before.Status.Allocatable, after.Status.Allocatable, len(after.Status.Allocatable) == 0},
+	} {
+		if equality.Semantic.DeepEqual(f.before, f.after) {
+			continue
+		}
+		if f.empty {
+			// Removing a member that may be absent fails the patch; the
+			// merge patch says it plainly.
+			return nil, false, nil
+		}
+		ops = append(ops, jsonOp{Op: "add", Path: "/status/" + f.name, Value: f.after})
+	}
+	return ops, true, nil
 }
 
 // storedForm is v as the API server stores it in a custom resource: JSON

@@ -116,9 +116,9 @@ func TestPatchNode(t *testing.T) {
 }
 
 // TestPatchClaimStatus writes a claim's status against a real API server:
-// a metadata write in between (the provisioner's nominations) does not
-// refuse it, a status write does, and the status lands as meant with the
-// metadata kept.
+// a metadata write in between (the provisioner's nominations) or a pod
+// timestamp (the disruption loop's) does not refuse it, another condition
+// does, and the status lands as meant with the others' writes kept.
 func TestPatchClaimStatus(t *testing.T) {
 	cases := []struct {
 		name string
@@ -131,6 +131,10 @@ func TestPatchClaimStatus(t *testing.T) {
 		{"nominations added", func(nc *karpv1.NodeClaim) bool {
 			nc.Annotations = map[string]string{"nodewright.dev/nominated-pods": "a,b"}
 			return false
+		}, false},
+		{"pod event time stamped", func(nc *karpv1.NodeClaim) bool {
+			nc.Status.LastPodEventTime = metav1.Now()
+			return true
 		}, false},
 		{"another condition written", func(nc *karpv1.NodeClaim) bool {
 			nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: "Consolidatable", Status: metav1.ConditionTrue,
@@ -186,8 +190,11 @@ func TestPatchClaimStatus(t *testing.T) {
 			if got.Status.NodeName != nc.Name || len(got.Status.Conditions) != 2 || got.Status.ProviderID != "kwok://"+nc.Name {
 				t.Errorf("status %+v, want nodeName, providerID and two conditions", got.Status)
 			}
-			if tc.meanwhile != nil && got.Annotations["nodewright.dev/nominated-pods"] != "a,b" {
+			if tc.name == "nominations added" && got.Annotations["nodewright.dev/nominated-pods"] != "a,b" {
 				t.Errorf("annotations %v: the nominations were lost", got.Annotations)
+			}
+			if tc.name == "pod event time stamped" && got.Status.LastPodEventTime.IsZero() {
+				t.Errorf("lastPodEventTime was lost")
 			}
 		})
 	}
