@@ -138,8 +138,8 @@ func escapePointer(s string) string {
 // tests the conditions are still what was read, replaces them, and sets
 // only the other fields this controller changed: a condition written by
 // anyone else still fails it, a nomination or a pod timestamp does not.
-// The first write (no conditions yet to test), a write that changes other
-// fields, or one whose test fails, goes as before, with the
+// The first write tests that no status is stored yet. A write that
+// changes other fields, or one whose test fails, goes as before, with the
 // resourceVersion precondition: a test that failed only because another
 // writer spelled the same value differently then costs one request more,
 // never a loop.
@@ -163,7 +163,23 @@ func patchClaimStatus(ctx context.Context, c client.Client, before, after *karpv
 // before has conditions to test and after differs from it only in the
 // conditions and the fields the lifecycle sets.
 func claimStatusOps(before, after *karpv1.NodeClaim) ([]jsonOp, bool, error) {
-	if len(before.Status.Conditions) == 0 || len(after.Status.Conditions) == 0 {
+	if len(after.Status.Conditions) == 0 {
+		return nil, false, nil
+	}
+	if equality.Semantic.DeepEqual(before.Status, karpv1.NodeClaimStatus{}) {
+		// The launch's first write. The API server drops a custom
+		// resource's status on create, so a claim nobody has written status
+		// to has none stored: testing that it is absent guards against a
+		// writer we have not seen as well as a resourceVersion would,
+		// without being refused for the nominations the provisioner adds
+		// to the metadata meanwhile (about one conflict per claim in a
+		// burst, each costing a second launch pass).
+		return []jsonOp{
+			{Op: "test", Path: "/status", Value: nil},
+			{Op: "add", Path: "/status", Value: after.Status},
+		}, true, nil
+	}
+	if len(before.Status.Conditions) == 0 {
 		return nil, false, nil
 	}
 	rest := after.Status

@@ -199,3 +199,66 @@ func TestPatchClaimStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchFirstClaimStatus: the launch's first status write is not
+// refused for a metadata change made since the claim was read, and still
+// is for a status someone else wrote meanwhile.
+func TestPatchFirstClaimStatus(t *testing.T) {
+	cases := []struct {
+		name      string
+		meanwhile func(ctx context.Context, nc *karpv1.NodeClaim) error
+		conflict  bool
+	}{
+		{"nothing changed", nil, false},
+		{"nominations added", func(ctx context.Context, nc *karpv1.NodeClaim) error {
+			nc.Annotations = map[string]string{"nodewright.dev/nominated-pods": "a,b"}
+			return cluster.Client.Update(ctx, nc)
+		}, false},
+		{"status written by another", func(ctx context.Context, nc *karpv1.NodeClaim) error {
+			nc.Status.LastPodEventTime = metav1.Now()
+			return cluster.Client.Status().Update(ctx, nc)
+		}, true},
+	}
+	ctx := context.Background()
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "first-status-" + string(rune('a'+i))},
+				Spec: karpv1.NodeClaimSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "x"},
+					Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
+						Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}}}}}}
+			if err := cluster.Client.Create(ctx, nc); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), nc) })
+			before := nc.DeepCopy()
+			if tc.meanwhile != nil {
+				if err := tc.meanwhile(ctx, nc.DeepCopy()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			after := before.DeepCopy()
+			after.Status.ProviderID = "kwok://" + nc.Name
+			after.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()}}
+			err := patchClaimStatus(ctx, cluster.Client, before, after)
+			if tc.conflict {
+				if !apierrors.IsConflict(err) {
+					t.Fatalf("want a conflict, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &karpv1.NodeClaim{}
+			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.ProviderID != "kwok://"+nc.Name || len(got.Status.Conditions) != 1 {
+				t.Errorf("status %+v, want the providerID and one condition", got.Status)
+			}
+			if tc.name == "nominations added" && got.Annotations["nodewright.dev/nominated-pods"] != "a,b" {
+				t.Errorf("annotations %v: the nominations were lost", got.Annotations)
+			}
+		})
+	}
+}
