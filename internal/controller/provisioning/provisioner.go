@@ -20,6 +20,7 @@ import (
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
 	"github.com/nodewright/nodewright/internal/observe"
+	"github.com/nodewright/nodewright/internal/room"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
 )
@@ -199,6 +200,9 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 
 	start := time.Now()
 	plan, err := solver.Solve(res.Input)
+	if err == nil {
+		plan, err = roomApart(res.Input, plan, room.Homeless(res))
+	}
 	if err == nil {
 		var reclaimed map[string]bool
 		if plan, reclaimed, err = planner.ReclaimAttrition(res.Input, plan); err == nil && len(reclaimed) > 0 {

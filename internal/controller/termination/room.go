@@ -14,6 +14,7 @@ import (
 	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/observe"
+	"github.com/nodewright/nodewright/internal/room"
 	"github.com/nodewright/nodewright/internal/snapshot"
 	"github.com/nodewright/nodewright/internal/solver"
 )
@@ -90,7 +91,9 @@ func (r *Room) Forget() {
 // starting node too: they bind wherever they fit). The drained pods are
 // then placed on what is left and on new NodeClaims; nodes still starting
 // are left out, so a pod whose only room is on one waits for it. A pod that
-// fits nowhere at all is not held: waiting would not help it.
+// fits nowhere at all is not held: waiting would not help it. Packing finds
+// room that kube-scheduler, taking the pods one by one and spreading them,
+// may not: a drained pod it would strand is held too (holdHomeless).
 func NoRoom(res *snapshot.Result) (map[types.UID]string, error) {
 	out := map[types.UID]string{}
 	if len(res.Draining) == 0 {
@@ -148,5 +151,42 @@ func NoRoom(res *snapshot.Result) (map[types.UID]string, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, holdHomeless(res, plan, out)
+}
+
+// holdHomeless adds to out the drained pods that plan packed onto ready
+// nodes but that kube-scheduler, placing the pods ahead of them first and
+// spreading each, would find no ready node for (room.Homeless), if a
+// starting or new node could take them; the provisioner launches that
+// node (provisioning's roomApart).
+func holdHomeless(res *snapshot.Result, plan *solver.Plan, out map[types.UID]string) error {
+	homeless := room.Homeless(res)
+	var stranded []*corev1.Pod
+	for _, pl := range plan.Placements {
+		if pl.NewClaim < 0 && homeless[pl.Pod.UID] {
+			stranded = append(stranded, pl.Pod)
+		}
+	}
+	if len(stranded) == 0 {
+		return nil
+	}
+	apart := *res.Input
+	apart.Pods, apart.Nodes = stranded, nil
+	for _, n := range res.Input.Nodes {
+		if n.InFlight {
+			apart.Nodes = append(apart.Nodes, n)
+		}
+	}
+	plan, err := solver.Solve(&apart)
+	if err != nil {
+		return fmt.Errorf("simulating where the stranded drained pods go: %w", err)
+	}
+	for _, pl := range plan.Placements {
+		where := "a starting node"
+		if pl.NewClaim >= 0 {
+			where = "a node of NodePool " + plan.NewClaims[pl.NewClaim].NodePool
+		}
+		out[pl.Pod.UID] = "kube-scheduler would give the ready nodes' room to the pods ahead of it in its queue; " + where + " would take it"
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package termination
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,59 @@ func TestNoRoom(t *testing.T) {
 				t.Errorf("held %v, want moving held %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNoRoomHoldsWhatSpreadingStrands: two ready nodes have room for both
+// drained pods when packed, but kube-scheduler places the first on the
+// emptier node and has no room left for the second; that one is held
+// while a new node could take it, and not when none could.
+func TestNoRoomHoldsWhatSpreadingStrands(t *testing.T) {
+	gone := metav1.NewTime(now.Add(-time.Minute))
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("16Gi"),
+		corev1.ResourcePods: resource.MustParse("110")}
+	node := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) {
+		nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
+			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: alloc,
+				Conditions: []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}}}
+		if deleting {
+			nc.DeletionTimestamp = &gone
+		}
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
+			Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}
+		return nc, n
+	}
+	busy := func(name, node, cpu string, created int) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name),
+			CreationTimestamp: metav1.NewTime(now.Add(time.Duration(created-100) * time.Second))},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
+		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "default"}}}}}
+	for _, pools := range []bool{true, false} {
+		dc, dn := node("d", true)
+		ac, an := node("a", false)
+		bc, bn := node("b", false)
+		c := &snapshot.Cluster{NodeClaims: []*karpv1.NodeClaim{dc, ac, bc}, Nodes: []*corev1.Node{dn, an, bn},
+			Pods: []*corev1.Pod{busy("d1", "d", "500m", 2), busy("d2", "d", "1100m", 3), busy("on-a", "a", "800m", 1), busy("on-b", "b", "1", 1)}}
+		poolTypes := snapshot.PoolTypes{}
+		if pools {
+			c.NodePools = []*karpv1.NodePool{np}
+			poolTypes["p"] = catalog
+		}
+		got, err := NoRoom(snapshot.Build(c, poolTypes, snapshot.Options{Now: now, MoveDraining: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		why, held := got["d2"]
+		if held != pools || len(got) > 1 {
+			t.Errorf("with a NodePool %v: held %v, want d2 held %v", pools, got, pools)
+		}
+		if held && !strings.Contains(why, "kube-scheduler would give the ready nodes' room") {
+			t.Errorf("d2 held for %q, want kube-scheduler's order named", why)
+		}
 	}
 }
