@@ -145,14 +145,7 @@ func TestPatchClaimStatus(t *testing.T) {
 	ctx := context.Background()
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "status-patch-" + string(rune('a'+i))},
-				Spec: karpv1.NodeClaimSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "x"},
-					Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
-						Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}}}}}}
-			if err := cluster.Client.Create(ctx, nc); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), nc) })
+			nc := bareClaim(t, "status-patch-"+string(rune('a'+i)))
 			nc.Status.ProviderID = "kwok://" + nc.Name
 			nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()}}
 			if err := cluster.Client.Status().Update(ctx, nc); err != nil {
@@ -222,14 +215,7 @@ func TestPatchFirstClaimStatus(t *testing.T) {
 	ctx := context.Background()
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "first-status-" + string(rune('a'+i))},
-				Spec: karpv1.NodeClaimSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "x"},
-					Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
-						Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}}}}}}
-			if err := cluster.Client.Create(ctx, nc); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), nc) })
+			nc := bareClaim(t, "first-status-"+string(rune('a'+i)))
 			before := nc.DeepCopy()
 			if tc.meanwhile != nil {
 				if err := tc.meanwhile(ctx, nc.DeepCopy()); err != nil {
@@ -261,4 +247,18 @@ func TestPatchFirstClaimStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bareClaim creates a NodeClaim with no owner or finalizer, deleted when the test ends.
+func bareClaim(t *testing.T, name string) *karpv1.NodeClaim {
+	t.Helper()
+	nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: karpv1.NodeClaimSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "x"},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{{NodeSelectorRequirement: corev1.NodeSelectorRequirement{
+				Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}}}}}}
+	if err := cluster.Client.Create(context.Background(), nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), nc) })
+	return nc
 }
