@@ -101,6 +101,7 @@ type Controller struct {
 	Room RoomChecker
 
 	retries *retries
+	held    heldLog
 }
 
 // SetupWithManager registers the controller; SetupIndexes must run first.
@@ -162,11 +163,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.Client.Get(ctx, req.NamespacedName, nc); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.retries.forget(req.Name)
+			c.held.forget(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if nc.DeletionTimestamp == nil || !controllerutil.ContainsFinalizer(nc, karpv1.TerminationFinalizer) || nodeclaim.TerminationReady(nc) {
 		c.retries.forget(nc.Name)
+		c.held.forget(nc.Name)
 		return reconcile.Result{}, nil
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", nc.Name))
@@ -185,6 +188,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			in.NoRoom, in.RoomWait = noRoom, c.Opts.RoomWait
 			plan = Decide(in)
 		}
+		c.logHeld(ctx, nc.Name, plan, noRoom)
 	}
 	return c.act(ctx, nc, in.Node, plan)
 }
