@@ -166,19 +166,9 @@ func TestPatchClaimStatus(t *testing.T) {
 			after.Status.NodeName = nc.Name
 			after.Status.Conditions = append(after.Status.Conditions, metav1.Condition{Type: karpv1.ConditionTypeRegistered, Status: metav1.ConditionTrue,
 				Reason: "Registered", LastTransitionTime: metav1.Now()})
-			err := patchClaimStatus(ctx, cluster.Client, before, after)
-			if tc.conflict {
-				if !apierrors.IsConflict(err) {
-					t.Fatalf("want a conflict, got %v", err)
-				}
+			got := patchAndRead(t, before, after, tc.conflict)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := &karpv1.NodeClaim{}
-			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
-				t.Fatal(err)
 			}
 			if got.Status.NodeName != nc.Name || len(got.Status.Conditions) != 2 || got.Status.ProviderID != "kwok://"+nc.Name {
 				t.Errorf("status %+v, want nodeName, providerID and two conditions", got.Status)
@@ -225,19 +215,9 @@ func TestPatchFirstClaimStatus(t *testing.T) {
 			after := before.DeepCopy()
 			after.Status.ProviderID = "kwok://" + nc.Name
 			after.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()}}
-			err := patchClaimStatus(ctx, cluster.Client, before, after)
-			if tc.conflict {
-				if !apierrors.IsConflict(err) {
-					t.Fatalf("want a conflict, got %v", err)
-				}
+			got := patchAndRead(t, before, after, tc.conflict)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := &karpv1.NodeClaim{}
-			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(nc), got); err != nil {
-				t.Fatal(err)
 			}
 			if got.Status.ProviderID != "kwok://"+nc.Name || len(got.Status.Conditions) != 1 {
 				t.Errorf("status %+v, want the providerID and one condition", got.Status)
@@ -261,4 +241,27 @@ func bareClaim(t *testing.T, name string) *karpv1.NodeClaim {
 	}
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), nc) })
 	return nc
+}
+
+// patchAndRead writes after's status over before's with patchClaimStatus
+// and returns the claim as stored; when conflict is wanted, it checks the
+// write was refused as one and returns nil.
+func patchAndRead(t *testing.T, before, after *karpv1.NodeClaim, conflict bool) *karpv1.NodeClaim {
+	t.Helper()
+	ctx := context.Background()
+	err := patchClaimStatus(ctx, cluster.Client, before, after)
+	if conflict {
+		if !apierrors.IsConflict(err) {
+			t.Fatalf("want a conflict, got %v", err)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &karpv1.NodeClaim{}
+	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(before), got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
