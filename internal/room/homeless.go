@@ -30,7 +30,13 @@ func Homeless(res *snapshot.Result) map[types.UID]bool {
 	in := res.Input
 	var nodes []*corev1.Node
 	var bound, queue, drained []*corev1.Pod
+	var latest metav1.Time
 	for _, n := range in.Nodes {
+		for _, p := range n.Pods {
+			if latest.Before(&p.CreationTimestamp) {
+				latest = p.CreationTimestamp
+			}
+		}
 		if n.InFlight {
 			for _, p := range n.Pods {
 				if p.Spec.NodeName == "" {
@@ -51,7 +57,6 @@ func Homeless(res *snapshot.Result) map[types.UID]bool {
 			bound = append(bound, p)
 		}
 	}
-	var latest metav1.Time
 	for _, p := range in.Pods {
 		if _, ok := res.Draining[p.UID]; ok {
 			drained = append(drained, p)
@@ -60,13 +65,6 @@ func Homeless(res *snapshot.Result) map[types.UID]bool {
 		}
 		if latest.Before(&p.CreationTimestamp) {
 			latest = p.CreationTimestamp
-		}
-	}
-	for _, n := range in.Nodes {
-		for _, p := range n.Pods {
-			if latest.Before(&p.CreationTimestamp) {
-				latest = p.CreationTimestamp
-			}
 		}
 	}
 	// A replacement is a new pod, created after every pod pending now; the
