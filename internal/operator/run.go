@@ -264,16 +264,17 @@ func watchForProvisioning(ctx context.Context, mgr manager.Manager, prov *provis
 				return
 			}
 			if snapshot.Provisionable(p) {
-				prov.Batcher.Trigger()
+				prov.OnPod(p)
 			} else if untried > 0 && p.Spec.NodeName == "" {
 				// Come back when the pod may be planned without the
 				// scheduler's verdict.
-				time.AfterFunc(untried, prov.Batcher.Trigger)
+				uid := p.UID
+				time.AfterFunc(untried, func() { prov.OnUntriedDue(uid) })
 			}
 		},
 		UpdateFunc: func(_, o any) {
 			if p, ok := o.(*corev1.Pod); ok && snapshot.Provisionable(p) {
-				prov.Batcher.Trigger()
+				prov.OnPod(p)
 			}
 		},
 	}

@@ -76,6 +76,42 @@ type Provisioner struct {
 	expected map[string]expectation
 	// events sends the pods' Nominated events, paced, while Start runs.
 	events *nominationEvents
+	// planned holds the pods the last pass could plan: an update of one of
+	// them is not new work for the batcher (see OnPod).
+	planned map[types.UID]struct{}
+}
+
+// OnPod is told of a pending pod the provisioner may plan, as the pod
+// watch adds or updates it. A pod the last pass did not plan is new work and
+// holds the batch open (Batcher.Trigger); an update of one it planned only
+// asks for a batch (Batcher.Poke).
+func (p *Provisioner) OnPod(pod *corev1.Pod) {
+	if p.wasPlanned(pod.UID) {
+		p.Batcher.Poke()
+		return
+	}
+	p.Batcher.Trigger()
+}
+
+// OnUntriedDue is told that a pod kube-scheduler has not tried may now be
+// planned without its verdict (Options.UntriedAfter after its creation).
+func (p *Provisioner) OnUntriedDue(uid types.UID) {
+	if !p.wasPlanned(uid) {
+		p.Batcher.Trigger()
+	}
+}
+
+func (p *Provisioner) wasPlanned(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.planned[uid]
+	return ok
+}
+
+func (p *Provisioner) setPlanned(planned map[types.UID]struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.planned = planned
 }
 
 type expectation struct {
@@ -122,7 +158,7 @@ func (p *Provisioner) resync(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			p.Batcher.Trigger()
+			p.Batcher.Poke()
 		}
 	}
 }
@@ -141,23 +177,11 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 		return err
 	}
 	cluster, overlays := &seen.Cluster, seen.Overlays
-	provisionable := 0
-	states := map[[2]string]int{}
 	now := time.Now()
 	ours := snapshot.NominatedNodes(cluster.NodeClaims, snapshot.IndexNodes(cluster.Nodes))
-	for _, pod := range cluster.Pods {
-		state := "waiting-for-scheduler"
-		switch {
-		case pod.Spec.NodeName != "":
-			state = "bound"
-		case ours.ProvisionableAt(pod, now, 0):
-			provisionable++
-			state = "unschedulable"
-		case ours.ProvisionableAt(pod, now, p.Opts.UntriedAfter):
-			provisionable++
-		}
-		states[[2]string{string(pod.Status.Phase), state}]++
-	}
+	planned, states := classify(cluster.Pods, ours, now, p.Opts.UntriedAfter)
+	provisionable := len(planned)
+	p.setPlanned(planned)
 	metrics.PodsState.Reset()
 	for k, n := range states {
 		metrics.PodsState.WithLabelValues(k[0], k[1]).Set(float64(n))
@@ -288,6 +312,29 @@ func (p *Provisioner) forget(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.expected, name)
+}
+
+// classify sorts pods for a pass: the UIDs of those it may plan (pods
+// kube-scheduler found unschedulable, or has not tried for untriedAfter),
+// and the number of pods by phase and provisioning state, for the
+// nodewright_pods_state gauge.
+func classify(pods []*corev1.Pod, ours snapshot.Nominated, now time.Time, untriedAfter time.Duration) (map[types.UID]struct{}, map[[2]string]int) {
+	planned := map[types.UID]struct{}{}
+	states := map[[2]string]int{}
+	for _, pod := range pods {
+		state := "waiting-for-scheduler"
+		switch {
+		case pod.Spec.NodeName != "":
+			state = "bound"
+		case ours.ProvisionableAt(pod, now, 0):
+			planned[pod.UID] = struct{}{}
+			state = "unschedulable"
+		case ours.ProvisionableAt(pod, now, untriedAfter):
+			planned[pod.UID] = struct{}{}
+		}
+		states[[2]string{string(pod.Status.Phase), state}]++
+	}
+	return planned, states
 }
 
 // pendingOnly drops the pods of draining nodes: they still run, and a
