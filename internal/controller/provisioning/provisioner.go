@@ -82,11 +82,16 @@ type Provisioner struct {
 }
 
 // OnPod is told of a pending pod the provisioner may plan, as the pod
-// watch adds or updates it. A pod the last pass did not plan is new work and
-// holds the batch open (Batcher.Trigger); an update of one it planned only
-// asks for a batch (Batcher.Poke).
+// watch adds or updates it. A pod that just became plannable is new work and
+// holds the batch open (Batcher.Trigger). An update of a pod the last pass
+// planned only asks for a batch (Batcher.Poke), and so does kube-scheduler's
+// verdict on a pod older than UntriedAfter: OnUntriedDue brought that pod as
+// new work already. In a burst kube-scheduler hands out its first verdicts
+// for tens of seconds after the last pod was created, and were each one new
+// work, the batch open at the end of the burst would last until BatchMax.
 func (p *Provisioner) OnPod(pod *corev1.Pod) {
-	if p.wasPlanned(pod.UID) {
+	due := p.Opts.UntriedAfter > 0 && time.Since(pod.CreationTimestamp.Time) >= p.Opts.UntriedAfter
+	if due || p.wasPlanned(pod.UID) {
 		p.Batcher.Poke()
 		return
 	}

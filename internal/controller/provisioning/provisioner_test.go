@@ -55,23 +55,29 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// An update of a pod the last pass planned is a poke, not new work; a pod
-// it did not plan is new work, as is one whose untried grace ends.
+// A pod that just became plannable is new work; an update of a pod the
+// last pass planned, or a verdict on a pod whose untried grace brought it
+// already, is a poke.
 func TestOnPodTriggersOnlyForNewWork(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		planned     bool
+		age         time.Duration
+		untried     time.Duration
 		untriedDue  bool
 		wantTrigger bool
 		wantPoke    bool
 	}{
 		{name: "pod the last pass planned", planned: true, wantPoke: true},
-		{name: "pod it did not plan", wantTrigger: true},
+		{name: "new pod, not planned", wantTrigger: true},
+		{name: "verdict before the untried grace ends", age: time.Second, untried: 3 * time.Second, wantTrigger: true},
+		{name: "verdict after the untried grace ended", age: 5 * time.Second, untried: 3 * time.Second, wantPoke: true},
+		{name: "old pod, untried planning off", age: time.Hour, wantTrigger: true},
 		{name: "untried grace ends, pod not planned", untriedDue: true, wantTrigger: true},
 		{name: "untried grace ends, pod planned", planned: true, untriedDue: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Provisioner{Batcher: NewBatcher(time.Second, time.Second)}
+			p := &Provisioner{Batcher: NewBatcher(time.Second, time.Second), Opts: Options{UntriedAfter: tc.untried}}
 			uid := types.UID("u1")
 			if tc.planned {
 				p.setPlanned(map[types.UID]struct{}{uid: {}})
@@ -79,7 +85,7 @@ func TestOnPodTriggersOnlyForNewWork(t *testing.T) {
 			if tc.untriedDue {
 				p.OnUntriedDue(uid)
 			} else {
-				p.OnPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}})
+				p.OnPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, CreationTimestamp: metav1.NewTime(time.Now().Add(-tc.age))}})
 			}
 			if got := len(p.Batcher.trigger) == 1; got != tc.wantTrigger {
 				t.Errorf("triggered = %v, want %v", got, tc.wantTrigger)
