@@ -27,7 +27,7 @@ import (
 
 // Options tune the provisioner.
 type Options struct {
-	// BatchIdle closes a batch when no pod event came for this long.
+	// BatchIdle closes a batch when no new pending pod came for this long.
 	BatchIdle time.Duration
 	// BatchMax closes a batch this long after it opened, however busy.
 	BatchMax time.Duration
