@@ -71,6 +71,9 @@ type Controller struct {
 	// proposals are the claims consolidation chose last loop, and since
 	// when, for planner.Validate.
 	proposals planner.Proposals
+	// previews holds when this process last wrote each claim's preview
+	// condition (see previewDue).
+	previews map[string]time.Time
 }
 
 // Start loops until ctx ends.

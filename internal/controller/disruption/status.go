@@ -85,7 +85,7 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 		eligible.Add(cand.NodePool, cand.Drift != "", cand.Pods == 0, len(cand.Blockers) > 0)
 		preview := previewCondition(cand, now)
 		driftCond := driftCondition(cand, now)
-		if !conditionChanged(nc.Status.Conditions, preview) && !driftChanged(nc, driftCond) {
+		if !driftChanged(nc, driftCond) && !previewDue(nc.Status.Conditions, preview, c.previewWritten(nc.Name), now) {
 			continue
 		}
 		before := nc.DeepCopy()
@@ -103,10 +103,12 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 			log.FromContext(ctx).V(1).Info("cannot write the disruption preview", "nodeclaim", nc.Name, "error", err.Error())
 			continue
 		}
+		c.wrotePreview(nc.Name, now)
 		if preview.Status == metav1.ConditionFalse && len(cand.Blockers) > 0 {
 			c.Recorder.Eventf(nc, corev1.EventTypeNormal, "DisruptionBlocked", "%s", preview.Message)
 		}
 	}
+	c.forgetPreviews(claims)
 	eligible.Record()
 	for _, np := range cluster.NodePools {
 		res, ok := plan.Budgets[np.Name]
@@ -133,6 +135,78 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 		}
 		if err := plan.BudgetErrors[np.Name]; err != nil {
 			c.Recorder.Eventf(np, corev1.EventTypeWarning, "InvalidDisruptionBudget", "%v", err)
+		}
+	}
+}
+
+// PreviewRefresh is how often the preview condition, and its
+// DisruptionBlocked event, is written again when only the numbers in its
+// message changed: the verdict and what holds the node stand, and a count
+// moved ("22 pending pods are nominated to it", as kube-scheduler binds
+// them) or a time did (when consolidateAfter passes, as pods come and go).
+// Written on every loop, that was a status write and an event per starting
+// NodeClaim every 10 seconds of a scale-up.
+const PreviewRefresh = time.Minute
+
+// previewDue reports whether the preview condition want must be written
+// over conds: at once when there is none, or its status, reason, observed
+// generation or the words of its message changed; when only the numbers in
+// the message changed, once PreviewRefresh has passed since this process
+// last wrote it (lastWrite; zero when it has not).
+func previewDue(conds []metav1.Condition, want metav1.Condition, lastWrite, now time.Time) bool {
+	cur := meta.FindStatusCondition(conds, want.Type)
+	switch {
+	case cur == nil || cur.Status != want.Status || cur.Reason != want.Reason || cur.ObservedGeneration != want.ObservedGeneration:
+		return true
+	case cur.Message == want.Message:
+		return false
+	case withoutNumbers(cur.Message) != withoutNumbers(want.Message):
+		return true
+	default:
+		return now.Sub(lastWrite) >= PreviewRefresh
+	}
+}
+
+// withoutNumbers is s with each run of digits replaced by "#".
+func withoutNumbers(s string) string {
+	var b strings.Builder
+	digits := false
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (c *Controller) previewWritten(claim string) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.previews[claim]
+}
+
+func (c *Controller) wrotePreview(claim string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.previews == nil {
+		c.previews = map[string]time.Time{}
+	}
+	c.previews[claim] = now
+}
+
+// forgetPreviews drops the write times of claims that are gone.
+func (c *Controller) forgetPreviews(claims map[string]*karpv1.NodeClaim) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name := range c.previews {
+		if claims[name] == nil {
+			delete(c.previews, name)
 		}
 	}
 }

@@ -1,0 +1,53 @@
+package disruption
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestPreviewDue(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	stored := metav1.Condition{Type: PreviewCondition, Status: metav1.ConditionFalse, Reason: "Blocked",
+		Message: "22 pending pods are nominated to it"}
+	want := func(mutate func(*metav1.Condition)) metav1.Condition {
+		c := stored
+		c.LastTransitionTime = metav1.NewTime(now)
+		if mutate != nil {
+			mutate(&c)
+		}
+		return c
+	}
+	fewer := func(c *metav1.Condition) { c.Message = "5 pending pods are nominated to it" }
+	for _, tc := range []struct {
+		name      string
+		conds     []metav1.Condition
+		want      metav1.Condition
+		lastWrite time.Time
+		due       bool
+	}{
+		{"no condition yet", nil, want(nil), time.Time{}, true},
+		{"unchanged", []metav1.Condition{stored}, want(nil), time.Time{}, false},
+		{"status changed", []metav1.Condition{stored}, want(func(c *metav1.Condition) {
+			c.Status, c.Reason, c.Message = metav1.ConditionTrue, "Disrupting", "chosen by the last disruption loop"
+		}), now, true},
+		{"reason changed", []metav1.Condition{stored}, want(func(c *metav1.Condition) { c.Reason = "NotNeeded" }), now, true},
+		{"message changed, written 10s ago", []metav1.Condition{stored}, want(fewer), now.Add(-10 * time.Second), false},
+		{"message changed, written a minute ago", []metav1.Condition{stored}, want(fewer), now.Add(-PreviewRefresh), true},
+		{"message changed, not written by this process", []metav1.Condition{stored}, want(fewer), time.Time{}, true},
+		{"other words, written 10s ago", []metav1.Condition{stored}, want(func(c *metav1.Condition) {
+			c.Message = "pod web-1 has karpenter.sh/do-not-disrupt"
+		}), now.Add(-10 * time.Second), true},
+		{"a time moved, written 10s ago", []metav1.Condition{{Type: PreviewCondition, Status: metav1.ConditionFalse, Reason: "Blocked",
+			Message: "consolidateAfter 30s passes at 12:00:35"}}, want(func(c *metav1.Condition) {
+			c.Message = "consolidateAfter 30s passes at 12:00:47"
+		}), now.Add(-10 * time.Second), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := previewDue(tc.conds, tc.want, tc.lastWrite, now); got != tc.due {
+				t.Fatalf("previewDue = %v, want %v", got, tc.due)
+			}
+		})
+	}
+}
