@@ -61,6 +61,7 @@ func (r *Room) NoRoom(ctx context.Context, claim string, now time.Time) (map[typ
 	def := provisioning.DefaultOptions()
 	res := snapshot.Build(&seen.Cluster, poolTypes, snapshot.Options{Now: now, MoveDraining: true,
 		NominationGrace: def.NominationGrace, UntriedAfter: def.UntriedAfter})
+	res.Input.Pods = append(res.Input.Pods, awaitedReplacements(res)...)
 	out, err := NoRoom(res)
 	if err != nil {
 		return nil, err

@@ -185,3 +185,94 @@ func TestNoRoomHoldsWhatSpreadingStrands(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRoomCountsAwaitedReplacements: a pod the drain has just evicted is
+// still terminating and its ReplicaSet's replacement is not in the cache
+// yet; the room it will need is not free for the next drained pod. Once the
+// replacement is seen it counts as itself, not twice; a DaemonSet's pod
+// gets no replacement elsewhere.
+func TestNoRoomCountsAwaitedReplacements(t *testing.T) {
+	gone := metav1.NewTime(now.Add(-time.Minute))
+	it := catalog[0]
+	for _, x := range catalog {
+		if x.Name == "c5.xlarge" {
+			it = x
+		}
+	}
+	node := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) {
+		nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
+			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: it.Allocatable(),
+				Conditions: []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}}}
+		if deleting {
+			nc.DeletionTimestamp = &gone
+		}
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
+			Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: it.Allocatable()}}
+		return nc, n
+	}
+	pod := func(name, node, cpu string, owner *metav1.OwnerReference) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name),
+			CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if owner != nil {
+			p.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		return p
+	}
+	controller := true
+	rs := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-web", Controller: &controller}
+	ds := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "ds-agent", Controller: &controller}
+	evicted := func(owner *metav1.OwnerReference) *corev1.Pod {
+		p := pod("evicted", "draining", "2", owner)
+		grace := int64(30)
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &metav1.Time{Time: now.Add(30 * time.Second)}, &grace
+		return p
+	}
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
+		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "default"}}}}}
+	for _, tc := range []struct {
+		name        string
+		evicted     *corev1.Pod
+		replacement bool
+		standIns    int
+		held        bool
+	}{
+		{name: "replacement not seen yet", evicted: evicted(rs), standIns: 1, held: true},
+		{name: "replacement seen", evicted: evicted(rs), replacement: true, standIns: 0, held: true},
+		{name: "a DaemonSet's pod", evicted: evicted(ds), standIns: 0, held: false},
+		{name: "no pod evicted", standIns: 0, held: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dc, dn := node("draining", true)
+			oc, on := node("other", false)
+			c := &snapshot.Cluster{NodeClaims: []*karpv1.NodeClaim{dc, oc}, Nodes: []*corev1.Node{dn, on}, NodePools: []*karpv1.NodePool{np},
+				Pods: []*corev1.Pod{pod("moving", "draining", "2", rs), pod("staying", "other", "1", nil)}}
+			if tc.evicted != nil {
+				c.Pods = append(c.Pods, tc.evicted)
+			}
+			if tc.replacement {
+				p := pod("web-new", "", "2", rs)
+				p.CreationTimestamp = metav1.NewTime(now)
+				p.Status.Phase = corev1.PodPending
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+				c.Pods = append(c.Pods, p)
+			}
+			res := snapshot.Build(c, snapshot.PoolTypes{"p": catalog}, snapshot.Options{Now: now, MoveDraining: true})
+			standIns := awaitedReplacements(res)
+			if len(standIns) != tc.standIns {
+				t.Fatalf("%d stand-ins, want %d", len(standIns), tc.standIns)
+			}
+			res.Input.Pods = append(res.Input.Pods, standIns...)
+			got, err := NoRoom(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, held := got["moving"]; held != tc.held || len(got) > 1 {
+				t.Errorf("held %v, want moving held %v", got, tc.held)
+			}
+		})
+	}
+}
