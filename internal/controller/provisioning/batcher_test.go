@@ -22,18 +22,7 @@ func TestBatcherClosesAtMaxUnderSteadyTriggers(t *testing.T) {
 	b := NewBatcher(100*time.Millisecond, 400*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				b.Trigger()
-			}
-		}
-	}()
+	steadily(ctx, b.Trigger)
 	b.Trigger()
 	start := time.Now()
 	if !b.Wait(ctx) {
