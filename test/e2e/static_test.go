@@ -119,13 +119,9 @@ func TestStaticNodePool(t *testing.T) {
 
 	// Drift: a new template label replaces the last replica, replacement first.
 	rec := recordClaims(pool)
-	if err := kc.Get(ctx, types.NamespacedName{Name: pool}, np); err != nil {
-		t.Fatal(err)
-	}
-	np.Spec.Template.Labels = map[string]string{"generation": "2"}
-	if err := kc.Update(ctx, np); err != nil {
-		t.Fatal(err)
-	}
+	// The controllers write the NodePool's status meanwhile: patchPool reads
+	// again and retries when the update meets a newer copy.
+	patchPool(t, pool, func(np *karpv1.NodePool) { np.Spec.Template.Labels = map[string]string{"generation": "2"} })
 	eventually(t, 3*time.Minute, "the drifted replica replaced by one with the new label", func() (bool, error) {
 		cs, err := claimsOf(pool)
 		if err != nil || len(cs) != 1 {
