@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodewright/nodewright/internal/metrics"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -119,7 +121,7 @@ func newAWSProvider(ctx context.Context, mgr manager.Manager, cfg *rest.Config, 
 		version = v.Major + "." + strings.TrimSuffix(v.Minor, "+")
 	}
 	ec2api := ec2.NewFromConfig(sdk)
-	provider, err := awsprovider.NewProvider(mgr.GetClient(), ec2api, awsprovider.ProviderOptions{
+	provider, err := awsprovider.NewProvider(metrics.CountWrites(mgr.GetClient(), "aws-provider"), ec2api, awsprovider.ProviderOptions{
 		ClusterName: o.ClusterName, ClusterEndpoint: endpoint, CABundle: ca, ClusterCIDR: cidr, Region: sdk.Region,
 		IsolatedVPC: o.IsolatedVPC, VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedENIs: o.ReservedENIs,
 	})
@@ -138,10 +140,10 @@ func newAWSProvider(ctx context.Context, mgr manager.Manager, cfg *rest.Config, 
 	log.FromContext(ctx).Info("AWS provider", "region", sdk.Region, "cluster", o.ClusterName, "clusterEndpoint", endpoint,
 		"kubernetesVersion", version)
 	parts := &awsParts{provider: provider, refresher: refresher,
-		nodeClass: &ec2nodeclass.Controller{Client: mgr.GetClient(), Resolver: resolver,
+		nodeClass: &ec2nodeclass.Controller{Client: metrics.CountWrites(mgr.GetClient(), "ec2nodeclass"), Resolver: resolver,
 			Recorder: mgr.GetEventRecorderFor("nodewright"), Interval: o.NodeClassInterval}}
 	if o.InterruptionQueue != "" {
-		parts.interruption = &interruption.Controller{Client: mgr.GetClient(),
+		parts.interruption = &interruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "interruption"),
 			Source:   &awsprovider.QueueSource{SQS: sqs.NewFromConfig(sdk), Queue: o.InterruptionQueue},
 			Recorder: mgr.GetEventRecorderFor("nodewright"), Unavailable: provider.MarkUnavailable}
 	}

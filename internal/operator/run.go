@@ -122,14 +122,14 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 	var awsp *awsParts
 	switch opts.CloudProvider {
 	case "", "kwok":
-		kp, err := newKWOKProvider(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorderFor("nodewright"), opts.KWOK)
+		kp, err := newKWOKProvider(metrics.CountWrites(mgr.GetClient(), "kwok-provider"), mgr.GetAPIReader(), mgr.GetEventRecorderFor("nodewright"), opts.KWOK)
 		if err != nil {
 			return err
 		}
 		provider = kp
 		// The interruptions kwok's fault injection issues take the path AWS's
 		// queue feeds, so that path is rehearsed without AWS.
-		extras = append(extras, kp.Agent(), &interruption.Controller{Client: mgr.GetClient(), Source: kp.Interruptions(),
+		extras = append(extras, kp.Agent(), &interruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "interruption"), Source: kp.Interruptions(),
 			Recorder: mgr.GetEventRecorderFor("nodewright"), Unavailable: kp.MarkUnavailable})
 	case "aws":
 		if awsp, err = newAWSProvider(ctx, mgr, cfg, opts.AWS); err != nil {
@@ -149,7 +149,7 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 	// Every call is timed and every error counted; the controllers share one
 	// provider, so the calls are not told apart by controller.
 	provider = metrics.Decorate(provider, "")
-	store := learned.NewStore(direct, opts.Namespace)
+	store := learned.NewStore(metrics.CountWrites(direct, "learned-capacity"), opts.Namespace)
 	if err := store.Load(ctx, direct); err != nil {
 		return err
 	}
@@ -168,39 +168,39 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 
 	opts.Lifecycle.NominationGrace = opts.Provisioning.NominationGrace
 	opts.Lifecycle.ReleaseDisplaced = opts.Provisioning.ReplanDisplaced
-	lifecycle := &nodeclaim.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Lifecycle}
+	lifecycle := &nodeclaim.Controller{Client: metrics.CountWrites(mgr.GetClient(), "lifecycle"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Lifecycle}
 	if err := lifecycle.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)
 	}
-	drain := &termination.Controller{Client: mgr.GetClient(), Recorder: recorder, Opts: opts.Termination,
+	drain := &termination.Controller{Client: metrics.CountWrites(mgr.GetClient(), "termination"), Recorder: recorder, Opts: opts.Termination,
 		Room: &termination.Room{Client: mgr.GetClient(), Cloud: provider, Learned: store, MaxAge: 2 * time.Second}}
 	if err := drain.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the termination controller: %w", err)
 	}
-	poolStatus := &nodepool.Controller{Client: mgr.GetClient(), Cloud: provider}
+	poolStatus := &nodepool.Controller{Client: metrics.CountWrites(mgr.GetClient(), "nodepool-status"), Cloud: provider}
 	if err := poolStatus.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NodePool status controller: %w", err)
 	}
-	if err := (&nodeoverlay.Controller{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&nodeoverlay.Controller{Client: metrics.CountWrites(mgr.GetClient(), "nodeoverlay-status")}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NodeOverlay status controller: %w", err)
 	}
-	if err := (&staticpool.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder}).SetupWithManager(mgr); err != nil {
+	if err := (&staticpool.Controller{Client: metrics.CountWrites(mgr.GetClient(), "static-nodepool"), Cloud: provider, Learned: store, Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the static NodePool controller: %w", err)
 	}
-	prov := provisioning.New(mgr.GetClient(), mgr.GetAPIReader(), provider, store, recorder, opts.Provisioning)
+	prov := provisioning.New(metrics.CountWrites(mgr.GetClient(), "provisioner"), mgr.GetAPIReader(), provider, store, recorder, opts.Provisioning)
 	if err := mgr.Add(prov); err != nil {
 		return err
 	}
 	if err := watchForProvisioning(ctx, mgr, prov); err != nil {
 		return err
 	}
-	gc := &nodeclaim.GarbageCollector{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cloud: provider,
+	gc := &nodeclaim.GarbageCollector{Client: metrics.CountWrites(mgr.GetClient(), "garbage-collector"), APIReader: mgr.GetAPIReader(), Cloud: provider,
 		Recorder: recorder, Interval: opts.GCInterval, Grace: opts.GCInterval}
 	if err := mgr.Add(gc); err != nil {
 		return err
 	}
 	opts.Disruption.NominationGrace = opts.Provisioning.NominationGrace
-	if err := mgr.Add(&disruption.Controller{Client: mgr.GetClient(), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption}); err != nil {
+	if err := mgr.Add(&disruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "disruption"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption}); err != nil {
 		return err
 	}
 	if err := mgr.Add(metrics.NewCollector(mgr.GetCache())); err != nil {

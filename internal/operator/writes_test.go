@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
@@ -84,6 +85,10 @@ func TestNodeReadyAtRegistrationTakesTwoWrites(t *testing.T) {
 	}
 	setNodeReady(t, name)
 
+	lifecycleWrites := func(kind string) float64 {
+		return countedWrites(t, map[string]string{"writer": "lifecycle", "kind": kind, "verb": "patch"})
+	}
+	statusBefore, nodeBefore := lifecycleWrites("NodeClaim/status"), lifecycleWrites("Node")
 	writes := &writeCounter{count: map[string]int{}}
 	stop := startController(t, func(o *Options) {
 		// The disruption loop writes its own condition on the claim; it
@@ -93,7 +98,9 @@ func TestNodeReadyAtRegistrationTakesTwoWrites(t *testing.T) {
 		cfg.WrapTransport = writes.wrap
 		o.Config = cfg
 	})
-	defer stop()
+	var stopped sync.Once
+	stopOnce := func() { stopped.Do(stop) }
+	defer stopOnce()
 	nc := &karpv1.NodeClaim{}
 	eventually(t, 30*time.Second, "the claim registered and initialized", func() (bool, error) {
 		if err := cluster.Client.Get(ctx, client.ObjectKey{Name: name}, nc); err != nil {
@@ -123,6 +130,45 @@ func TestNodeReadyAtRegistrationTakesTwoWrites(t *testing.T) {
 	if got := writes.get(http.MethodPatch, statusPath); got != 2 {
 		t.Errorf("status patches: %d, want 2 (launch; registration with initialization); writes %v", got, writes.summary(name))
 	}
+	// The lifecycle loop made them all, and nodewright_api_writes_total
+	// says so.
+	stopOnce()
+	if got, want := lifecycleWrites("NodeClaim/status")-statusBefore, writes.get(http.MethodPatch, statusPath); got != float64(want) {
+		t.Errorf("nodewright_api_writes_total{writer=lifecycle,kind=NodeClaim/status,verb=patch} grew by %v, the API server got %d", got, want)
+	}
+	if got, want := lifecycleWrites("Node")-nodeBefore, writes.get(http.MethodPatch, "/api/v1/nodes/"+name); got != float64(want) {
+		t.Errorf("nodewright_api_writes_total{writer=lifecycle,kind=Node,verb=patch} grew by %v, the API server got %d", got, want)
+	}
+}
+
+// countedWrites sums the nodewright_api_writes_total series whose labels
+// include want, from the registry the controller serves.
+func countedWrites(t *testing.T, want map[string]string) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != "nodewright_api_writes_total" {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if have[k] != v {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
 
 // summary lists the counted writes whose path names name, for failures.

@@ -65,15 +65,33 @@ func TestMultiNodeConsolidation(t *testing.T) {
 	rec.Seen()
 	states := rec.Last()
 	states.checkReplacedAfterInit(t)
+	final, err := claimsOf(pool)
+	if err != nil {
+		t.Fatalf("listing the pool's claims: %v", err)
+	}
+	left := map[string]bool{}
+	for _, c := range final {
+		left[c.Name] = true
+	}
 	// A Replace of several claims records the same replacements on each;
-	// a Delete of several says how many in its DisruptionReason.
+	// a Delete of several says how many in its DisruptionReason. A claim
+	// counts as replaced when it was last seen with replacements and is now
+	// deleting or gone: the recorder polls, and a drained claim can go
+	// between two polls, so its deletion itself may never be seen.
+	terminating := terminatingMessages(t)
 	together := map[string][]string{}
 	for name, c := range states {
-		if reps := c.Annotations[planner.ReplacementsAnnotation]; reps != "" && c.DeletionTimestamp != nil {
+		if reps := c.Annotations[planner.ReplacementsAnnotation]; reps != "" && (c.DeletionTimestamp != nil || !left[name]) {
 			together["replace "+reps] = append(together["replace "+reps], name)
 		}
-		if cond := meta.FindStatusCondition(c.Status.Conditions, karpv1.ConditionTypeDisruptionReason); cond != nil && multiNodeMessage.MatchString(cond.Message) {
-			together["delete "+cond.Message] = append(together["delete "+cond.Message], name)
+		msg := ""
+		if cond := meta.FindStatusCondition(c.Status.Conditions, karpv1.ConditionTypeDisruptionReason); cond != nil {
+			msg = cond.Message
+		} else {
+			msg = terminating[name] // for a claim that went between two polls
+		}
+		if multiNodeMessage.MatchString(msg) {
+			together["delete "+msg] = append(together["delete "+msg], name)
 		}
 	}
 	multi := false

@@ -94,6 +94,31 @@ func (s claimStates) checkReplacedAfterInit(t *testing.T) int {
 // why each claim was disrupted.
 func terminatingReasons(t *testing.T) map[string]string {
 	t.Helper()
+	out := map[string]string{}
+	for name, rest := range terminatingEvents(t) {
+		out[name], _, _ = strings.Cut(rest, ":")
+	}
+	return out
+}
+
+// terminatingMessages reads, from the same events, the message the
+// disruption gave after its reason ("3 nodes: ..." for a multi-node
+// command), by claim name.
+func terminatingMessages(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, rest := range terminatingEvents(t) {
+		if _, msg, ok := strings.Cut(rest, ": "); ok {
+			out[name] = msg
+		}
+	}
+	return out
+}
+
+// terminatingEvents returns each NodeClaim's DisruptionTerminating event
+// text after "Disrupting NodeClaim: ", by claim name.
+func terminatingEvents(t *testing.T) map[string]string {
+	t.Helper()
 	var evs corev1.EventList
 	if err := kc.List(context.Background(), &evs); err != nil {
 		t.Fatal(err)
@@ -104,7 +129,7 @@ func terminatingReasons(t *testing.T) map[string]string {
 			continue
 		}
 		if rest, ok := strings.CutPrefix(e.Message, "Disrupting NodeClaim: "); ok {
-			out[e.InvolvedObject.Name], _, _ = strings.Cut(rest, ":")
+			out[e.InvolvedObject.Name] = rest
 		}
 	}
 	return out

@@ -515,6 +515,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 	res.controllerCPU = procCPU(pid) - cpu0
 	res.metricSolveSum = scrapeMetric(metricsPort, `karpenter_scheduler_scheduling_duration_seconds_sum{controller="provisioner"}`)
 	res.metricSolveCount = scrapeMetric(metricsPort, `karpenter_scheduler_scheduling_duration_seconds_count{controller="provisioner"}`)
+	logf("CONTROLLER WRITES by loop, kind, verb and result: %s", strings.Join(controllerWrites(metricsPort), ", "))
 	logf("MEASURED: last NodeClaim +%.2fs after the last pod was created (%d NodeClaims, %d of them after every pod was first bound or nominated, %d with no pod at the end); all running: %s; %d pods deleted by others (evicted); controller peak RSS %.0f MiB, CPU %.1fs",
 		res.toLastClaim.Seconds(), res.claims, res.claims-res.claimsAtPlaced, res.emptyClaims, fmtRunning(res.toAllRunning), res.evicted, res.peakRSSMiB, res.controllerCPU.Seconds())
 
@@ -1332,6 +1333,46 @@ func scrapeMetric(port int, series string) float64 {
 		}
 	}
 	return math.NaN()
+}
+
+// controllerWrites reads nodewright_api_writes_total from the controller,
+// the largest first: which of its loops made the writes the API server
+// counts only by kind.
+func controllerWrites(port int) []string {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	type series struct {
+		labels string
+		n      float64
+	}
+	var all []series
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, "nodewright_api_writes_total{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			all = append(all, series{labels, v})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n })
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = fmt.Sprintf("%s=%.0f", s.labels, s.n)
+	}
+	return out
 }
 
 func controllerPID(env *devenv.Env) (int, error) {
