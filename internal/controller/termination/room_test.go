@@ -57,39 +57,56 @@ func TestEvictionWaitsForRoom(t *testing.T) {
 
 var catalog = kwok.Build(kwok.BuiltinCatalog(), kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent})
 
+// c5xlarge is the room tests' usual node size: 4 CPUs.
+func c5xlarge() corev1.ResourceList {
+	for _, x := range catalog {
+		if x.Name == "c5.xlarge" {
+			return x.Allocatable()
+		}
+	}
+	panic("c5.xlarge is not in the kwok catalog")
+}
+
+// roomPool is the NodePool "p" the room tests' nodes belong to.
+var roomPool = &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
+	Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "default"}}}}}
+
+// roomNode builds a claim of NodePool "p" and its node, of alloc; deleting
+// marks the claim deleted a minute ago, initialized an hour ago.
+func roomNode(name string, alloc corev1.ResourceList, deleting, initialized bool) (*karpv1.NodeClaim, *corev1.Node) {
+	nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
+		Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: alloc}}
+	if deleting {
+		gone := metav1.NewTime(now.Add(-time.Minute))
+		nc.DeletionTimestamp = &gone
+	}
+	if initialized {
+		nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
+		Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}
+	return nc, n
+}
+
+// roomPod builds a running pod (pending when node is "") asking for cpu
+// and 1Gi, created at created.
+func roomPod(name, node, cpu string, created time.Time) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name), CreationTimestamp: metav1.NewTime(created)},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	if node == "" {
+		p.Status.Phase = corev1.PodPending
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	}
+	return p
+}
+
 // TestNoRoom: a draining node's pod is held only when no ready node can
 // take it and a new node could; a node still starting does not count as
 // room, and a pod that fits nowhere is not held.
 func TestNoRoom(t *testing.T) {
-	gone := metav1.NewTime(now.Add(-time.Minute))
-	it := catalog[0]
-	for _, x := range catalog {
-		if x.Name == "c5.xlarge" {
-			it = x
-		}
-	}
-	node := func(name string, deleting, initialized bool) (*karpv1.NodeClaim, *corev1.Node) {
-		nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
-			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: it.Allocatable()}}
-		if deleting {
-			nc.DeletionTimestamp = &gone
-		}
-		if initialized {
-			nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
-		}
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
-			Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: it.Allocatable()}}
-		return nc, n
-	}
-	busy := func(name, node, cpu string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name)},
-			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	}
-	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
-		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "default"}}}}}
 	for _, tc := range []struct {
 		name string
 		// other is the cpu the pod on the other, ready node requests.
@@ -106,19 +123,16 @@ func TestNoRoom(t *testing.T) {
 		{name: "a pending pod takes the ready room first", other: "1", pending: "2", pools: true, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			drainClaim, drainNode := node("draining", true, true)
-			otherClaim, otherNode := node("other", false, !tc.starting)
+			drainClaim, drainNode := roomNode("draining", c5xlarge(), true, true)
+			otherClaim, otherNode := roomNode("other", c5xlarge(), false, !tc.starting)
 			c := &snapshot.Cluster{NodeClaims: []*karpv1.NodeClaim{drainClaim, otherClaim}, Nodes: []*corev1.Node{drainNode, otherNode},
-				Pods: []*corev1.Pod{busy("moving", "draining", "2"), busy("staying", "other", tc.other)}}
+				Pods: []*corev1.Pod{roomPod("moving", "draining", "2", time.Time{}), roomPod("staying", "other", tc.other, time.Time{})}}
 			if tc.pending != "" {
-				p := busy("pending", "", tc.pending)
-				p.Status.Phase = corev1.PodPending
-				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-				c.Pods = append(c.Pods, p)
+				c.Pods = append(c.Pods, roomPod("pending", "", tc.pending, time.Time{}))
 			}
 			poolTypes := snapshot.PoolTypes{}
 			if tc.pools {
-				c.NodePools = []*karpv1.NodePool{np}
+				c.NodePools = []*karpv1.NodePool{roomPool}
 				poolTypes["p"] = catalog
 			}
 			got, err := NoRoom(snapshot.Build(c, poolTypes, snapshot.Options{Now: now, MoveDraining: true}))
@@ -137,30 +151,12 @@ func TestNoRoom(t *testing.T) {
 // emptier node and has no room left for the second; that one is held
 // while a new node could take it, and not when none could.
 func TestNoRoomHoldsWhatSpreadingStrands(t *testing.T) {
-	gone := metav1.NewTime(now.Add(-time.Minute))
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("16Gi"),
 		corev1.ResourcePods: resource.MustParse("110")}
-	node := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) {
-		nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
-			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: alloc,
-				Conditions: []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}}}
-		if deleting {
-			nc.DeletionTimestamp = &gone
-		}
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
-			Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}
-		return nc, n
-	}
+	node := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) { return roomNode(name, alloc, deleting, true) }
 	busy := func(name, node, cpu string, created int) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name),
-			CreationTimestamp: metav1.NewTime(now.Add(time.Duration(created-100) * time.Second))},
-			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		return roomPod(name, node, cpu, now.Add(time.Duration(created-100)*time.Second))
 	}
-	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
-		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "default"}}}}}
 	for _, pools := range []bool{true, false} {
 		dc, dn := node("d", true)
 		ac, an := node("a", false)
@@ -169,7 +165,7 @@ func TestNoRoomHoldsWhatSpreadingStrands(t *testing.T) {
 			Pods: []*corev1.Pod{busy("d1", "d", "500m", 2), busy("d2", "d", "1100m", 3), busy("on-a", "a", "800m", 1), busy("on-b", "b", "1", 1)}}
 		poolTypes := snapshot.PoolTypes{}
 		if pools {
-			c.NodePools = []*karpv1.NodePool{np}
+			c.NodePools = []*karpv1.NodePool{roomPool}
 			poolTypes["p"] = catalog
 		}
 		got, err := NoRoom(snapshot.Build(c, poolTypes, snapshot.Options{Now: now, MoveDraining: true}))
@@ -192,31 +188,8 @@ func TestNoRoomHoldsWhatSpreadingStrands(t *testing.T) {
 // replacement is seen it counts as itself, not twice; a DaemonSet's pod
 // gets no replacement elsewhere.
 func TestNoRoomCountsAwaitedReplacements(t *testing.T) {
-	gone := metav1.NewTime(now.Add(-time.Minute))
-	it := catalog[0]
-	for _, x := range catalog {
-		if x.Name == "c5.xlarge" {
-			it = x
-		}
-	}
-	node := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) {
-		nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
-			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: it.Allocatable(),
-				Conditions: []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}}}
-		if deleting {
-			nc.DeletionTimestamp = &gone
-		}
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
-			Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: it.Allocatable()}}
-		return nc, n
-	}
 	pod := func(name, node, cpu string, owner *metav1.OwnerReference) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name),
-			CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
-			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		p := roomPod(name, node, cpu, now.Add(-time.Hour))
 		if owner != nil {
 			p.OwnerReferences = []metav1.OwnerReference{*owner}
 		}
@@ -231,8 +204,6 @@ func TestNoRoomCountsAwaitedReplacements(t *testing.T) {
 		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &metav1.Time{Time: now.Add(30 * time.Second)}, &grace
 		return p
 	}
-	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
-		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: "nodewright.dev", Kind: "KWOKNodeClass", Name: "default"}}}}}
 	for _, tc := range []struct {
 		name        string
 		evicted     *corev1.Pod
@@ -246,9 +217,9 @@ func TestNoRoomCountsAwaitedReplacements(t *testing.T) {
 		{name: "no pod evicted", standIns: 0, held: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dc, dn := node("draining", true)
-			oc, on := node("other", false)
-			c := &snapshot.Cluster{NodeClaims: []*karpv1.NodeClaim{dc, oc}, Nodes: []*corev1.Node{dn, on}, NodePools: []*karpv1.NodePool{np},
+			dc, dn := roomNode("draining", c5xlarge(), true, true)
+			oc, on := roomNode("other", c5xlarge(), false, true)
+			c := &snapshot.Cluster{NodeClaims: []*karpv1.NodeClaim{dc, oc}, Nodes: []*corev1.Node{dn, on}, NodePools: []*karpv1.NodePool{roomPool},
 				Pods: []*corev1.Pod{pod("moving", "draining", "2", rs), pod("staying", "other", "1", nil)}}
 			if tc.evicted != nil {
 				c.Pods = append(c.Pods, tc.evicted)
@@ -256,8 +227,6 @@ func TestNoRoomCountsAwaitedReplacements(t *testing.T) {
 			if tc.replacement {
 				p := pod("web-new", "", "2", rs)
 				p.CreationTimestamp = metav1.NewTime(now)
-				p.Status.Phase = corev1.PodPending
-				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
 				c.Pods = append(c.Pods, p)
 			}
 			res := snapshot.Build(c, snapshot.PoolTypes{"p": catalog}, snapshot.Options{Now: now, MoveDraining: true})
