@@ -52,7 +52,8 @@ type Consolidation struct {
 	Policy karpv1.ConsolidationPolicy
 	// After is consolidateAfter; nil is Never.
 	After *time.Duration
-	// IdleSince is the last pod event on the node, or its initialization.
+	// IdleSince is the last pod event on the node, or its initialization;
+	// zero when After is 0 or Never, where no pod event is kept.
 	IdleSince time.Time
 	// EligibleAt is IdleSince plus After: consolidation may take the node
 	// from then on.
@@ -151,9 +152,11 @@ func Node(in Input, name string) (*NodeExplanation, error) {
 	if pool != nil {
 		d := pool.Spec.Disruption
 		ex.Consolidation = Consolidation{Policy: d.ConsolidationPolicy, After: d.ConsolidateAfter.Duration}
-		if claim != nil {
+		// The last pod event is kept only where consolidateAfter is a
+		// positive duration (the disruption loop writes it nowhere else).
+		if after := ex.Consolidation.After; claim != nil && after != nil && *after > 0 {
 			ex.Consolidation.IdleSince = idleSince(claim)
-			if ex.Consolidation.After != nil && !ex.Consolidation.IdleSince.IsZero() {
+			if !ex.Consolidation.IdleSince.IsZero() {
 				ex.Consolidation.EligibleAt = ex.Consolidation.IdleSince.Add(*ex.Consolidation.After)
 			}
 		}

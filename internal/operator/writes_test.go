@@ -11,15 +11,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
-	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
-	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 )
 
 // writeCounter counts the controller's write requests by method and path.
@@ -59,31 +55,9 @@ func TestNodeReadyAtRegistrationTakesTwoWrites(t *testing.T) {
 		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
 	})
 	ctx := context.Background()
-	claim := &karpv1.NodeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: pool}, Finalizers: []string{karpv1.TerminationFinalizer}},
-		Spec: karpv1.NodeClaimSpec{
-			NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.SchemeGroupVersion.Group, Kind: "KWOKNodeClass", Name: pool},
-			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
-				{NodeSelectorRequirement: corev1.NodeSelectorRequirement{Key: karpv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}},
-				{NodeSelectorRequirement: corev1.NodeSelectorRequirement{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}}},
-				{NodeSelectorRequirement: corev1.NodeSelectorRequirement{Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}},
-			},
-			Resources: karpv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-		},
-	}
-	if err := cluster.Client.Create(ctx, claim); err != nil {
-		t.Fatal(err)
-	}
 	// The instance comes up before the controller runs: the provider makes
 	// its Node, and the "kubelet" reports Ready.
-	provider, err := kwok.New(cluster.Client, kwok.ProviderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := provider.Create(ctx, claim); err != nil {
-		t.Fatalf("launching the instance: %v", err)
-	}
-	setNodeReady(t, name)
+	readyInstance(t, pool, name)
 
 	lifecycleWrites := func(kind string) float64 {
 		return countedWrites(t, map[string]string{"writer": "lifecycle", "kind": kind, "verb": "patch"})

@@ -61,8 +61,10 @@ type Controller struct {
 
 	mu sync.Mutex
 	// podSets remembers each node's pods as last seen, to tell when a pod
-	// came or went (status.lastPodEventTime).
-	podSets map[string]string
+	// came or went; podEvents when that last happened, by claim
+	// (status.lastPodEventTime, see podEventStamps).
+	podSets   map[string]string
+	podEvents map[string]time.Time
 	// started remembers recent disruption starts per NodePool, for rate
 	// budgets (claims that are gone no longer tell).
 	started map[string][]time.Time
@@ -103,7 +105,7 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	}
 	cluster, pdbs, overlays := &seen.Cluster, seen.PDBs, seen.Overlays
 	idx := indexOf(cluster)
-	c.trackPodEvents(ctx, cluster, now)
+	c.trackPodEvents(ctx, cluster, idx, now)
 	// A NodeClaim whose writes fail (a webhook refusing it, say) must not
 	// hold up the others: both go through every claim, and the loop plans
 	// on; the failures are logged and tried again next loop.

@@ -40,18 +40,18 @@ func podSets(pods []*corev1.Pod) map[string]string {
 	return out
 }
 
-// trackPodEvents sets status.lastPodEventTime on a claim when the set of
-// pods on its node (podSets) changed since the last loop; consolidateAfter
-// counts from it, and the NodeClaim lifecycle controller's Consolidatable
-// condition with it. A restarted controller starts from what it sees,
-// keeping the recorded time.
-func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Cluster, now time.Time) {
+// trackPodEvents notes, per claim, when the set of pods on its node
+// (podSets) changed since the last loop, and writes that time to
+// status.lastPodEventTime where it can change a decision (podEventStamps).
+// consolidateAfter counts from it, and the NodeClaim lifecycle
+// controller's Consolidatable condition with it. A restarted controller
+// starts from what it sees, keeping the recorded time.
+func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Cluster, idx index, now time.Time) {
 	sets := podSets(cluster.Pods)
 	c.mu.Lock()
 	if c.podSets == nil {
-		c.podSets = map[string]string{}
+		c.podSets, c.podEvents = map[string]string{}, map[string]time.Time{}
 	}
-	var changed []*karpv1.NodeClaim
 	seen := map[string]bool{}
 	for _, nc := range cluster.NodeClaims {
 		if nc.Status.NodeName == "" || nc.DeletionTimestamp != nil {
@@ -62,24 +62,63 @@ func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Clust
 		prev, known := c.podSets[nc.Name]
 		c.podSets[nc.Name] = sig
 		if known && prev != sig {
-			changed = append(changed, nc)
+			c.podEvents[nc.Name] = now
 		}
 	}
 	for name := range c.podSets {
 		if !seen[name] {
 			delete(c.podSets, name)
+			delete(c.podEvents, name)
 		}
 	}
+	due := podEventStamps(cluster.NodeClaims, idx.pools, c.podEvents)
 	c.mu.Unlock()
-	for _, nc := range changed {
+	for _, nc := range cluster.NodeClaims {
+		at, ok := due[nc.Name]
+		if !ok {
+			continue
+		}
 		before := nc.DeepCopy()
 		after := nc.DeepCopy()
-		after.Status.LastPodEventTime = metav1.NewTime(now)
+		after.Status.LastPodEventTime = metav1.NewTime(at)
 		if err := c.Client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
-			// The next change tries again; consolidation only waits longer.
+			// The next loop tries again; consolidation only waits longer.
 			continue
 		}
 	}
+}
+
+// podEventStamps decides which claims get status.lastPodEventTime written,
+// and the time: the last pod event this process saw (events, by claim
+// name), when it is later than the time the claim holds, and only in a
+// NodePool whose consolidateAfter is a positive duration. With 0 or Never
+// the time decides nothing: consolidation takes an initialized node at
+// once, or never. Writing it there anyway cost a NodeClaim status write per
+// claim per loop while its node filled, on every claim of a burst (most of
+// the NodeClaim writes after launch in a 10,000-pod run). The events stay
+// in memory, so a NodePool changed to a positive consolidateAfter gets its
+// claims' times written in the next loop.
+func podEventStamps(claims []*karpv1.NodeClaim, pools map[string]*karpv1.NodePool, events map[string]time.Time) map[string]time.Time {
+	due := map[string]time.Time{}
+	for _, nc := range claims {
+		at, ok := events[nc.Name]
+		if !ok || nc.DeletionTimestamp != nil {
+			continue
+		}
+		np := pools[nc.Labels[karpv1.NodePoolLabelKey]]
+		if np == nil {
+			continue
+		}
+		if after := np.Spec.Disruption.ConsolidateAfter.Duration; after == nil || *after <= 0 {
+			continue
+		}
+		// The API keeps whole seconds: a time written once compares equal
+		// after that, and is not written again.
+		if at = at.Truncate(time.Second); at.After(nc.Status.LastPodEventTime.Time) {
+			due[nc.Name] = at
+		}
+	}
+	return due
 }
 
 // restamp gives claims made by another hash version (or none) the current
