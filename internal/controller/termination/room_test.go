@@ -153,7 +153,9 @@ func TestNoRoom(t *testing.T) {
 func TestNoRoomHoldsWhatSpreadingStrands(t *testing.T) {
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("16Gi"),
 		corev1.ResourcePods: resource.MustParse("110")}
-	node := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) { return roomNode(name, alloc, deleting, true) }
+	node := func(name string, deleting bool) (*karpv1.NodeClaim, *corev1.Node) {
+		return roomNode(name, alloc, deleting, true)
+	}
 	busy := func(name, node, cpu string, created int) *corev1.Pod {
 		return roomPod(name, node, cpu, now.Add(time.Duration(created-100)*time.Second))
 	}
