@@ -2,10 +2,12 @@ package nodeclaim
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,38 +118,70 @@ func TestPatchNode(t *testing.T) {
 }
 
 // TestPatchClaimStatus writes a claim's status against a real API server:
-// a metadata write in between (the provisioner's nominations) or a pod
-// timestamp (the disruption loop's) does not refuse it, another condition
-// does, and the status lands as meant with the others' writes kept.
+// a metadata write in between (the provisioner's nominations), a pod
+// timestamp or another writer's condition (the disruption loop's) does not
+// refuse it; a change to a condition it changes does, and so do a removal
+// that moved it and the same condition added by someone else. The status
+// lands as meant with the others' writes kept.
 func TestPatchClaimStatus(t *testing.T) {
+	launched := metav1.Condition{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()}
+	registered := metav1.Condition{Type: karpv1.ConditionTypeRegistered, Status: metav1.ConditionTrue, Reason: "Registered", LastTransitionTime: metav1.Now()}
+	preview := metav1.Condition{Type: "nodewright.dev/DisruptionPreview", Status: metav1.ConditionFalse, Reason: "Blocked", Message: "3 pending pods are nominated to it", LastTransitionTime: metav1.Now()}
+	register := func(nc *karpv1.NodeClaim) {
+		nc.Status.NodeName = nc.Name
+		meta.SetStatusCondition(&nc.Status.Conditions, registered)
+	}
 	cases := []struct {
 		name string
+		// stored are the conditions the claim has when read.
+		stored []metav1.Condition
 		// meanwhile changes the claim between the read and the write; true:
 		// through the status.
 		meanwhile func(nc *karpv1.NodeClaim) bool
-		conflict  bool
+		// change is the write; registration when nil.
+		change   func(nc *karpv1.NodeClaim)
+		conflict bool
+		want     []string
 	}{
-		{"nothing changed", nil, false},
-		{"nominations added", func(nc *karpv1.NodeClaim) bool {
+		{name: "nothing changed", want: []string{"Launched", "Registered"}},
+		{name: "nominations added", meanwhile: func(nc *karpv1.NodeClaim) bool {
 			nc.Annotations = map[string]string{"nodewright.dev/nominated-pods": "a,b"}
 			return false
-		}, false},
-		{"pod event time stamped", func(nc *karpv1.NodeClaim) bool {
+		}, want: []string{"Launched", "Registered"}},
+		{name: "pod event time stamped", meanwhile: func(nc *karpv1.NodeClaim) bool {
 			nc.Status.LastPodEventTime = metav1.Now()
 			return true
-		}, false},
-		{"another condition written", func(nc *karpv1.NodeClaim) bool {
-			nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: "Consolidatable", Status: metav1.ConditionTrue,
-				Reason: "Consolidatable", LastTransitionTime: metav1.Now()})
+		}, want: []string{"Launched", "Registered"}},
+		{name: "another writer's condition added", meanwhile: func(nc *karpv1.NodeClaim) bool {
+			nc.Status.Conditions = append(nc.Status.Conditions, preview)
 			return true
-		}, true},
+		}, want: []string{"Launched", preview.Type, "Registered"}},
+		{name: "another writer's condition changed", stored: []metav1.Condition{launched, preview}, meanwhile: func(nc *karpv1.NodeClaim) bool {
+			nc.Status.Conditions[1].Message = "2 pending pods are nominated to it"
+			return true
+		}, want: []string{"Launched", preview.Type, "Registered"}},
+		{name: "a condition it changes changed meanwhile", meanwhile: func(nc *karpv1.NodeClaim) bool {
+			nc.Status.Conditions[0].Message = "by another"
+			return true
+		}, change: func(nc *karpv1.NodeClaim) { nc.Status.Conditions[0].Message = "by us" }, conflict: true},
+		{name: "a removal moved the condition it changes", stored: []metav1.Condition{preview, launched}, meanwhile: func(nc *karpv1.NodeClaim) bool {
+			nc.Status.Conditions = nc.Status.Conditions[1:]
+			return true
+		}, change: func(nc *karpv1.NodeClaim) { nc.Status.Conditions[1].Message = "by us" }, conflict: true},
+		{name: "the same condition added meanwhile", meanwhile: func(nc *karpv1.NodeClaim) bool {
+			nc.Status.Conditions = append(nc.Status.Conditions, registered)
+			return true
+		}, conflict: true},
 	}
 	ctx := context.Background()
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			nc := bareClaim(t, "status-patch-"+string(rune('a'+i)))
 			nc.Status.ProviderID = "kwok://" + nc.Name
-			nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()}}
+			nc.Status.Conditions = []metav1.Condition{launched}
+			if tc.stored != nil {
+				nc.Status.Conditions = append([]metav1.Condition(nil), tc.stored...)
+			}
 			if err := cluster.Client.Status().Update(ctx, nc); err != nil {
 				t.Fatal(err)
 			}
@@ -163,21 +197,32 @@ func TestPatchClaimStatus(t *testing.T) {
 				}
 			}
 			after := before.DeepCopy()
-			after.Status.NodeName = nc.Name
-			after.Status.Conditions = append(after.Status.Conditions, metav1.Condition{Type: karpv1.ConditionTypeRegistered, Status: metav1.ConditionTrue,
-				Reason: "Registered", LastTransitionTime: metav1.Now()})
+			if tc.change == nil {
+				tc.change = register
+			}
+			tc.change(after)
 			got := patchAndRead(t, before, after, tc.conflict)
 			if got == nil {
 				return
 			}
-			if got.Status.NodeName != nc.Name || len(got.Status.Conditions) != 2 || got.Status.ProviderID != "kwok://"+nc.Name {
-				t.Errorf("status %+v, want nodeName, providerID and two conditions", got.Status)
+			var types []string
+			for _, c := range got.Status.Conditions {
+				types = append(types, c.Type)
+			}
+			if !reflect.DeepEqual(types, tc.want) {
+				t.Errorf("conditions %v, want %v", types, tc.want)
+			}
+			if got.Status.NodeName != nc.Name || got.Status.ProviderID != "kwok://"+nc.Name {
+				t.Errorf("status %+v, want nodeName and providerID", got.Status)
 			}
 			if tc.name == "nominations added" && got.Annotations["nodewright.dev/nominated-pods"] != "a,b" {
 				t.Errorf("annotations %v: the nominations were lost", got.Annotations)
 			}
 			if tc.name == "pod event time stamped" && got.Status.LastPodEventTime.IsZero() {
 				t.Errorf("lastPodEventTime was lost")
+			}
+			if c := meta.FindStatusCondition(got.Status.Conditions, preview.Type); tc.name == "another writer's condition changed" && (c == nil || c.Message != "2 pending pods are nominated to it") {
+				t.Errorf("preview %+v: the other writer's change was lost", c)
 			}
 		})
 	}
