@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 )
@@ -157,6 +158,8 @@ func patchClaimStatus(ctx context.Context, c client.Client, before, after *karpv
 		if err == nil || !apierrors.IsInvalid(err) {
 			return err
 		}
+		log.FromContext(ctx).V(1).Info("status patch refused; writing it with the resourceVersion precondition",
+			"nodeclaim", after.Name, "resourceVersion", before.ResourceVersion, "patch", string(data), "error", err.Error())
 	}
 	return c.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
