@@ -94,8 +94,9 @@ func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Clust
 // NodePool whose consolidateAfter is a positive duration. With 0 or Never
 // the time decides nothing: consolidation takes an initialized node at
 // once, or never. Writing it there anyway cost a NodeClaim status write per
-// claim per loop while its node filled, on every claim of a burst (most of
-// the NodeClaim writes after launch in a 10,000-pod run). The events stay
+// claim per loop while its node filled, on every claim of a burst (with
+// the preview, the disruption loop made 571 of the 1,771 NodeClaim status
+// writes of a 10,000-pod run). The events stay
 // in memory, so a NodePool changed to a positive consolidateAfter gets its
 // claims' times written in the next loop.
 func podEventStamps(claims []*karpv1.NodeClaim, pools map[string]*karpv1.NodePool, events map[string]time.Time) map[string]time.Time {
