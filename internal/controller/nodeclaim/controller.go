@@ -202,7 +202,7 @@ func (c *Controller) reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if c.writes.stale(nc.Name, nc.ResourceVersion, c.Now()) {
+	if c.writes.stale(nc, c.Now()) {
 		// The watch brings our own write, and with it this claim again; the
 		// requeue is only a fallback.
 		return reconcile.Result{RequeueAfter: time.Second}, nil
@@ -263,9 +263,12 @@ func (c *Controller) fail(ctx context.Context, nc *karpv1.NodeClaim, reason, for
 
 func (c *Controller) patchStatus(ctx context.Context, before, after *karpv1.NodeClaim) error {
 	setReady(after)
+	// What this write changes, before the write replaces after with what
+	// the API server stored.
+	changed := changedConditions(before.Status.Conditions, after.Status.Conditions)
 	if err := patchClaimStatus(ctx, c.Client, before, after); err != nil {
 		return fmt.Errorf("updating NodeClaim status: %w", err)
 	}
-	c.writes.wrote(after.Name, before.ResourceVersion, c.Now())
+	c.writes.wroteStatus(after.Name, after.UID, before.ResourceVersion, changed, c.Now())
 	return nil
 }
