@@ -96,7 +96,7 @@ func (w *writes) wroteStatus(name string, uid types.UID, version string, changed
 func changedConditions(before, after []metav1.Condition) map[string]metav1.Condition {
 	out := map[string]metav1.Condition{}
 	for _, c := range after {
-		if was := meta.FindStatusCondition(before, c.Type); was == nil || was.Status != c.Status || was.Reason != c.Reason || was.Message != c.Message {
+		if was := meta.FindStatusCondition(before, c.Type); was == nil || !sameCondition(*was, c) {
 			out[c.Type] = c
 		}
 	}
@@ -108,6 +108,12 @@ func changedConditions(before, after []metav1.Condition) map[string]metav1.Condi
 	return out
 }
 
+// sameCondition compares what a condition says: its status, reason and
+// message (a rewrite may move its transition time).
+func sameCondition(a, b metav1.Condition) bool {
+	return a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message
+}
+
 // stale reports whether a copy of a claim is older than a write this
 // process made: its version is one a write replaced, or it shows a
 // condition other than the last status write left. A copy that is not
@@ -115,9 +121,6 @@ func changedConditions(before, after []metav1.Condition) map[string]metav1.Condi
 func (w *writes) stale(nc *karpv1.NodeClaim, now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.m == nil {
-		return false
-	}
 	o := w.m[nc.Name]
 	if o == nil {
 		return false
@@ -143,7 +146,7 @@ func (o *overwritten) lacks(nc *karpv1.NodeClaim) bool {
 			if got != nil {
 				return true
 			}
-		case got == nil || got.Status != want.Status || got.Reason != want.Reason || got.Message != want.Message:
+		case got == nil || !sameCondition(*got, want):
 			return true
 		}
 	}
