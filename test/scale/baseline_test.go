@@ -181,6 +181,9 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 		top, total := topRequests(req0.all, req.all, 12)
 		logf("BASELINE API requests from the first pod create: %.0f in all; most: %s", total, strings.Join(top, ", "))
 	}
+	if ev, err := eventsBySource(ctx, cs); err == nil {
+		logf("BASELINE EVENTS stored by reporter and reason: %s", strings.Join(fmtEvents(ev, 12), ", "))
+	}
 	if s.deleted > 0 {
 		logf("BASELINE: %d pods deleted by others (evicted)", s.deleted)
 	}

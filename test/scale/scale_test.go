@@ -516,6 +516,11 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 	res.metricSolveSum = scrapeMetric(metricsPort, `karpenter_scheduler_scheduling_duration_seconds_sum{controller="provisioner"}`)
 	res.metricSolveCount = scrapeMetric(metricsPort, `karpenter_scheduler_scheduling_duration_seconds_count{controller="provisioner"}`)
 	logf("CONTROLLER WRITES by loop, kind, verb and result: %s", strings.Join(controllerWrites(metricsPort), ", "))
+	if ev, err := eventsBySource(ctx, cs); err == nil {
+		logf("EVENTS stored by reporter and reason: %s", strings.Join(fmtEvents(ev, 12), ", "))
+	} else {
+		logf("EVENTS: %v", err)
+	}
 	logf("MEASURED: last NodeClaim +%.2fs after the last pod was created (%d NodeClaims, %d of them after every pod was first bound or nominated, %d with no pod at the end); all running: %s; %d pods deleted by others (evicted); controller peak RSS %.0f MiB, CPU %.1fs",
 		res.toLastClaim.Seconds(), res.claims, res.claims-res.claimsAtPlaced, res.emptyClaims, fmtRunning(res.toAllRunning), res.evicted, res.peakRSSMiB, res.controllerCPU.Seconds())
 
