@@ -85,7 +85,7 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 		eligible.Add(cand.NodePool, cand.Drift != "", cand.Pods == 0, len(cand.Blockers) > 0)
 		preview := previewCondition(cand, now)
 		driftCond := driftCondition(cand, now)
-		if !driftChanged(nc, driftCond) && !previewDue(nc.Status.Conditions, preview, c.previewWritten(nc.Name), now) {
+		if !driftChanged(nc, driftCond) && (!previewDue(nc.Status.Conditions, preview, c.previewWritten(nc.Name), now) || passing(nc.Status.Conditions, cand)) {
 			continue
 		}
 		before := nc.DeepCopy()
@@ -137,6 +137,17 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 			c.Recorder.Eventf(np, corev1.EventTypeWarning, "InvalidDisruptionBudget", "%v", err)
 		}
 	}
+}
+
+// passing reports whether the verdict on a claim that has no preview yet is
+// one its next loops will replace: the node was just initialized and all
+// that holds it is the pending pods nominated to it, which kube-scheduler
+// binds within seconds. Written, it was a status write and an event on
+// every NodeClaim of a scale-up, each followed a loop or two later by the
+// lasting verdict; now the lasting verdict is the first one written.
+func passing(conds []metav1.Condition, c planner.Candidate) bool {
+	return meta.FindStatusCondition(conds, PreviewCondition) == nil &&
+		c.State == "Kept" && c.Nominated > 0 && len(c.Blockers) == 1
 }
 
 // PreviewRefresh is how often the preview condition, and its

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/internal/disruption/planner"
 )
 
 func TestPreviewDue(t *testing.T) {
@@ -47,6 +49,32 @@ func TestPreviewDue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := previewDue(tc.conds, tc.want, tc.lastWrite, now); got != tc.due {
 				t.Fatalf("previewDue = %v, want %v", got, tc.due)
+			}
+		})
+	}
+}
+
+func TestPassing(t *testing.T) {
+	preview := []metav1.Condition{{Type: PreviewCondition, Status: metav1.ConditionFalse, Reason: "NotNeeded"}}
+	nominated := planner.Candidate{State: "Kept", Nominated: 3, Blockers: []string{"3 pending pods are nominated to it"}}
+	for _, tc := range []struct {
+		name  string
+		conds []metav1.Condition
+		cand  planner.Candidate
+		want  bool
+	}{
+		{"first verdict, held only by nominated pods", nil, nominated, true},
+		{"a preview already written", preview, nominated, false},
+		{"held by something else too", nil, planner.Candidate{State: "Kept", Nominated: 3,
+			Blockers: []string{"3 pending pods are nominated to it", "pod web-1 has karpenter.sh/do-not-disrupt"}}, false},
+		{"held by pods of draining nodes", nil, planner.Candidate{State: "Kept",
+			Blockers: []string{"1 pods of draining nodes are nominated to it"}}, false},
+		{"nothing holds it", nil, planner.Candidate{State: "Kept"}, false},
+		{"chosen", nil, planner.Candidate{State: "Disrupting"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := passing(tc.conds, tc.cand); got != tc.want {
+				t.Fatalf("passing = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -483,3 +483,34 @@ func TestReplacementRoomIsKept(t *testing.T) {
 	p := w.decide()
 	check(t, p, want{commands: []string{"Underutilized/Replace:b"}, blockers: map[string]string{"r": "replacement for a"}})
 }
+
+func TestCandidateCountsPendingNominations(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		initializedAt time.Duration // before now
+		want          int
+		blocker       string
+	}{
+		{"within the grace", -10 * time.Second, 1, "1 pending pods are nominated to it"},
+		{"past the grace", -2 * time.Minute, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(pool("p"))
+			nc, _ := w.node("new", "p", "c5.xlarge", "on-demand")
+			nc.Status.Conditions[0].LastTransitionTime = metav1.NewTime(w.now.Add(tc.initializedAt))
+			waiting := w.pod("", "1", "1Gi", nil)
+			nc.Annotations[snapshot.NominatedPodsAnnotation] = snapshot.EncodeNominations([]types.UID{waiting.UID})
+			p := w.decide()
+			if len(p.Candidates) != 1 {
+				t.Fatalf("%d candidates, want 1", len(p.Candidates))
+			}
+			c := p.Candidates[0]
+			if c.Nominated != tc.want {
+				t.Errorf("Nominated = %d, want %d", c.Nominated, tc.want)
+			}
+			if got := strings.Join(c.Blockers, "; "); !strings.Contains(got, tc.blocker) || (tc.blocker == "" && strings.Contains(got, "nominated")) {
+				t.Errorf("blockers %q, want one naming %q", got, tc.blocker)
+			}
+		})
+	}
+}

@@ -131,6 +131,10 @@ type Candidate struct {
 	// Drift and Expired record what was found even when blocked.
 	Drift   string
 	Expired bool
+	// Nominated is how many pending pods are nominated to it within the
+	// nomination grace: pods on their way from a scale-up, which hold the
+	// node for seconds, not a lasting reason to keep it.
+	Nominated int
 }
 
 // Attrition is a node left to drain by attrition: it gets no new pods and
