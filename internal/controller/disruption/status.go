@@ -104,7 +104,7 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 			continue
 		}
 		c.wrotePreview(nc.Name, now)
-		if preview.Status == metav1.ConditionFalse && len(cand.Blockers) > 0 {
+		if preview.Status == metav1.ConditionFalse && blocked(cand) {
 			c.Recorder.Eventf(nc, corev1.EventTypeNormal, "DisruptionBlocked", "%s", preview.Message)
 		}
 	}
@@ -148,6 +148,21 @@ func (c *Controller) publish(ctx context.Context, plan *planner.Plan, cluster *s
 func passing(conds []metav1.Condition, c planner.Candidate) bool {
 	return meta.FindStatusCondition(conds, PreviewCondition) == nil &&
 		c.State == "Kept" && c.Nominated > 0 && len(c.Blockers) == 1
+}
+
+// blocked reports whether something other than its NodePool's own policy
+// keeps the candidate: that is what a DisruptionBlocked event is for. A
+// NodePool set never to consolidate (consolidateAfter: Never, static) keeps
+// its nodes as asked; an event on each of them, one per NodeClaim of every
+// scale-up, would tell the user nothing the NodePool does not say. The
+// preview condition still says it.
+func blocked(c planner.Candidate) bool {
+	for _, b := range c.Blockers {
+		if b != c.Policy {
+			return true
+		}
+	}
+	return false
 }
 
 // PreviewRefresh is how often the preview condition, and its

@@ -79,3 +79,24 @@ func TestPassing(t *testing.T) {
 		})
 	}
 }
+
+func TestBlocked(t *testing.T) {
+	const never = "NodePool p has consolidateAfter: Never"
+	for _, tc := range []struct {
+		name string
+		cand planner.Candidate
+		want bool
+	}{
+		{"nothing holds it", planner.Candidate{}, false},
+		{"only its NodePool's policy", planner.Candidate{Policy: never, Blockers: []string{never}}, false},
+		{"its policy and a do-not-disrupt pod", planner.Candidate{Policy: never,
+			Blockers: []string{never, "pod web-1 has karpenter.sh/do-not-disrupt"}}, true},
+		{"a budget, where the NodePool consolidates", planner.Candidate{Blockers: []string{"Empty budget: 0 of 3 allowed"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := blocked(tc.cand); got != tc.want {
+				t.Fatalf("blocked = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

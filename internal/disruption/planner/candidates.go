@@ -130,7 +130,7 @@ func (p *planning) candidates(draining map[types.UID]string) {
 		cd.idleFor = p.in.Now.Sub(last)
 		cd.since, cd.attrited = attritionSince(node)
 		cd.view = &Candidate{Claim: nc.Name, Node: node.Name, NodePool: np.Name, Price: cd.price,
-			Pods: len(cd.pods) + nominated, State: "Kept", Expired: cd.expired, Nominated: nominated}
+			Pods: len(cd.pods) + nominated, State: "Kept", Expired: cd.expired, Nominated: nominated, Policy: policyOff(np)}
 		if cd.drifted {
 			cd.view.Drift = cd.drift.String()
 		}

@@ -229,15 +229,23 @@ func (p *planning) replaceStatic(c *candidate) {
 		Message: c.drift.String()}, []*candidate{c})
 }
 
+// policyOff is why np never consolidates its nodes, "" when it may.
+func policyOff(np *karpv1.NodePool) string {
+	switch {
+	case static.Is(np):
+		return "NodePool " + np.Name + " is static (spec.replicas): its nodes are never consolidated"
+	case np.Spec.Disruption.ConsolidateAfter.Duration == nil:
+		return "NodePool " + np.Name + " has consolidateAfter: Never"
+	}
+	return ""
+}
+
 // consolidatable reports whether a candidate may be consolidated by its
 // NodePool's policy now, with the reason it may not.
 func consolidatable(c *candidate, underutilized bool, now time.Time) (bool, string) {
 	d := c.pool.Spec.Disruption
-	if static.Is(c.pool) {
-		return false, "NodePool " + c.pool.Name + " is static (spec.replicas): its nodes are never consolidated"
-	}
-	if d.ConsolidateAfter.Duration == nil {
-		return false, "NodePool " + c.pool.Name + " has consolidateAfter: Never"
+	if why := policyOff(c.pool); why != "" {
+		return false, why
 	}
 	if underutilized && d.ConsolidationPolicy == karpv1.ConsolidationPolicyWhenEmpty {
 		return false, ""

@@ -514,3 +514,34 @@ func TestCandidateCountsPendingNominations(t *testing.T) {
 		})
 	}
 }
+
+func TestCandidatePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*karpv1.NodePool)
+		want   string
+	}{
+		{"consolidates", nil, ""},
+		{"consolidateAfter: Never", func(np *karpv1.NodePool) {
+			np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("Never")
+		}, "NodePool p has consolidateAfter: Never"},
+		{"static", func(np *karpv1.NodePool) { np.Spec.Replicas = ptr(int64(1)) }, "NodePool p is static (spec.replicas): its nodes are never consolidated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mutate []func(*karpv1.NodePool)
+			if tc.mutate != nil {
+				mutate = append(mutate, tc.mutate)
+			}
+			w := newWorld(pool("p", mutate...))
+			w.node("a", "p", "c5.xlarge", "on-demand")
+			w.pod("a", "1", "1Gi", doNotDisrupt("true"))
+			p := w.decide()
+			if len(p.Candidates) != 1 {
+				t.Fatalf("%d candidates, want 1", len(p.Candidates))
+			}
+			if got := p.Candidates[0].Policy; got != tc.want {
+				t.Errorf("Policy = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -135,6 +135,10 @@ type Candidate struct {
 	// nomination grace: pods on their way from a scale-up, which hold the
 	// node for seconds, not a lasting reason to keep it.
 	Nominated int
+	// Policy is why its NodePool never consolidates its nodes
+	// (consolidateAfter: Never, or a static NodePool); "" when it may. A
+	// node kept for that alone is kept as the user asked, not blocked.
+	Policy string
 }
 
 // Attrition is a node left to drain by attrition: it gets no new pods and
