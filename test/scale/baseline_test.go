@@ -44,6 +44,9 @@ type baseline struct {
 	// unplaced pods found no room on the plan's nodes (toAllRunning is
 	// then the others').
 	unplaced int
+	// cpuAll is the CPU the cluster's components and this benchmark used
+	// from the first create until every pod ran.
+	cpuAll time.Duration
 }
 
 // planNodes lists the nodes a NodePool made, as the baseline re-creates them.
@@ -131,6 +134,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	for n, p := range comps {
 		compCPU0[n] = procCPU(p)
 	}
+	selfCPU0 := procCPU(os.Getpid())
 
 	var created atomic.Int64
 	tStart := time.Now()
@@ -171,12 +175,17 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	}
 	s := w.state()
 	var line []string
+	self := procCPU(os.Getpid()) - selfCPU0
+	res.cpuAll = self
 	for _, n := range devcluster.Components() {
 		if p, ok := comps[n]; ok {
-			line = append(line, fmt.Sprintf("%s %.1fs", n, (procCPU(p)-compCPU0[n]).Seconds()))
+			used := procCPU(p) - compCPU0[n]
+			res.cpuAll += used
+			line = append(line, fmt.Sprintf("%s %.1fs", n, used.Seconds()))
 		}
 	}
-	logf("BASELINE CPU used from the first pod create (%.1fs wall on %d cores): %s", time.Since(tStart).Seconds(), runtime.NumCPU(), strings.Join(line, ", "))
+	logf("BASELINE CPU used from the first pod create (%.1fs wall on %d cores): %s, this benchmark %.1fs; %.1fs in all",
+		time.Since(tStart).Seconds(), runtime.NumCPU(), strings.Join(line, ", "), self.Seconds(), res.cpuAll.Seconds())
 	if req, err := requestCounts(ctx, cs); err == nil && req0.all != nil {
 		top, total := topRequests(req0.all, req.all, 12)
 		logf("BASELINE API requests from the first pod create: %.0f in all; most: %s", total, strings.Join(top, ", "))

@@ -37,7 +37,12 @@
 // overhead-ratio-from-first-create compares the two from the first create
 // as well. kube-scheduler fills the plan's nodes in its own order, and a
 // few pods may find no room there: the baseline then ends once the others
-// run (baseline-unplaced-pods counts them).
+// run (baseline-unplaced-pods counts them). Both saturate the machine's
+// cores, so time from the first create follows CPU spent: cpu-s and
+// baseline-cpu-s are the CPU every process used (controller, cluster
+// components, the benchmark) from the first create until every pod ran,
+// and cpu-ratio says how much of overhead-ratio-from-first-create is work
+// added rather than waiting.
 //
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
