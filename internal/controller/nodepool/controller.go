@@ -22,10 +22,14 @@ import (
 // NodeClass becoming ready shows within it.
 const Resync = 30 * time.Second
 
-// MinWriteInterval spaces a NodePool's status writes: during a burst its
-// node count changes many times a second, and the API server has better
-// things to do.
-const MinWriteInterval = 2 * time.Second
+// MinInterval spaces the looks at a NodePool, and so its status writes:
+// during a burst its NodeClaims change many times a second, and each look
+// reads every NodeClaim of the pool and their nodes. Spacing only the
+// writes left every NodeClaim event that changed no status to a full look:
+// in a 10,000-pod run a fifth of the controller's CPU went there, most of
+// it copying NodeClaims and Nodes out of the cache, and a look per event
+// costs the pool's size each time. The status is at most this late.
+const MinInterval = 2 * time.Second
 
 // Controller writes NodePool status.
 type Controller struct {
@@ -36,8 +40,8 @@ type Controller struct {
 	// controller records; nil is SharedRegistrations.
 	Registrations *Registrations
 
-	mu      sync.Mutex
-	written map[string]time.Time
+	mu     sync.Mutex
+	looked map[string]time.Time
 }
 
 // SetupWithManager registers the controller: it runs for a NodePool when
@@ -46,7 +50,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	c.written = map[string]time.Time{}
+	c.looked = map[string]time.Time{}
 	return ctrl.NewControllerManagedBy(mgr).Named("nodepool.status").
 		For(&karpv1.NodePool{}).
 		Watches(&karpv1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
@@ -63,15 +67,25 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	np := &karpv1.NodePool{}
 	if err := c.Client.Get(ctx, req.NamespacedName, np); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.mu.Lock()
+			delete(c.looked, req.Name)
+			c.mu.Unlock()
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if np.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
 	c.mu.Lock()
-	wait := MinWriteInterval - c.Now().Sub(c.written[np.Name])
+	now := c.Now()
+	wait := MinInterval - now.Sub(c.looked[np.Name])
+	if wait <= 0 {
+		c.looked[np.Name] = now
+	}
 	c.mu.Unlock()
 	if wait > 0 {
+		// Events that come meanwhile collapse into this one requeue.
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	claims := &karpv1.NodeClaimList{}
@@ -105,9 +119,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	c.mu.Lock()
-	c.written[np.Name] = c.Now()
-	c.mu.Unlock()
 	return reconcile.Result{RequeueAfter: Resync}, nil
 }
 

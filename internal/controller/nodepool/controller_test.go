@@ -34,7 +34,7 @@ func TestStatusShowsInKubectlColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	c := &Controller{Client: cluster.Client, Cloud: provider, Now: func() time.Time { return now }, written: map[string]time.Time{}}
+	c := &Controller{Client: cluster.Client, Cloud: provider, Now: func() time.Time { return now }, looked: map[string]time.Time{}}
 	if err := cluster.Client.Create(ctx, &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,4 +121,66 @@ func table(t *testing.T) map[string]map[string]string {
 		out[cells["Name"]] = cells
 	}
 	return out
+}
+
+// countingClient is the test cluster's client, counting the NodeClaim
+// lists a look at a NodePool makes.
+type countingClient struct {
+	client.Client
+	lists int
+}
+
+func (c *countingClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*karpv1.NodeClaimList); ok {
+		c.lists++
+	}
+	return c.Client.List(ctx, list, opts...)
+}
+
+// TestLooksAtMostEveryInterval: events for a NodePool that come within
+// MinInterval of the last look wait for the interval instead of reading
+// every NodeClaim of the pool again; once it has passed, the next one looks.
+func TestLooksAtMostEveryInterval(t *testing.T) {
+	ctx := context.Background()
+	provider, err := kwok.New(cluster.Client, kwok.ProviderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "spaced"}, Spec: karpv1.NodePoolSpec{Template: karpv1.NodeClaimTemplate{
+		Spec: karpv1.NodeClaimTemplateSpec{NodeClassRef: &karpv1.NodeClassReference{Group: kwokv1alpha1.Group, Kind: "KWOKNodeClass", Name: "default"},
+			Requirements: []karpv1.NodeSelectorRequirementWithMinValues{}}}}}
+	if err := cluster.Client.Create(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	cc := &countingClient{Client: cluster.Client}
+	c := &Controller{Client: cc, Cloud: provider, Now: func() time.Time { return now }, looked: map[string]time.Time{}}
+	req := reconcile.Request{NamespacedName: client.ObjectKey{Name: np.Name}}
+	for _, step := range []struct {
+		name      string
+		advance   time.Duration
+		lists     int
+		requeueIn time.Duration // 0: the Resync after a look
+	}{
+		{"the first event looks", 0, 1, 0},
+		{"an event at once waits", 0, 1, MinInterval},
+		{"an event a second later waits the rest", time.Second, 1, MinInterval - time.Second},
+		{"an event once the interval passed looks", time.Second, 2, 0},
+	} {
+		now = now.Add(step.advance)
+		res, err := c.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if cc.lists != step.lists {
+			t.Errorf("%s: %d NodeClaim lists in all, want %d", step.name, cc.lists, step.lists)
+		}
+		want := step.requeueIn
+		if want == 0 {
+			want = Resync
+		}
+		if res.RequeueAfter != want {
+			t.Errorf("%s: requeued after %s, want %s", step.name, res.RequeueAfter, want)
+		}
+	}
 }
