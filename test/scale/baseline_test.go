@@ -174,16 +174,9 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 		time.Sleep(250 * time.Millisecond)
 	}
 	s := w.state()
-	var line []string
 	self := procCPU(os.Getpid()) - selfCPU0
-	res.cpuAll = self
-	for _, n := range devcluster.Components() {
-		if p, ok := comps[n]; ok {
-			used := procCPU(p) - compCPU0[n]
-			res.cpuAll += used
-			line = append(line, fmt.Sprintf("%s %.1fs", n, used.Seconds()))
-		}
-	}
+	line, used := componentCPU(comps, compCPU0)
+	res.cpuAll = self + used
 	logf("BASELINE CPU used from the first pod create (%.1fs wall on %d cores): %s, this benchmark %.1fs; %.1fs in all",
 		time.Since(tStart).Seconds(), runtime.NumCPU(), strings.Join(line, ", "), self.Seconds(), res.cpuAll.Seconds())
 	if req, err := requestCounts(ctx, cs); err == nil && req0.all != nil {

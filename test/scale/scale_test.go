@@ -423,16 +423,9 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 
 	// logCPU returns the CPU every process of the run used, in all.
 	logCPU := func(what string) time.Duration {
-		var line []string
 		ctrl, self := procCPU(pid)-cpu0, procCPU(os.Getpid())-selfCPU0
-		all := ctrl + self
-		for _, n := range devcluster.Components() {
-			if p, ok := comps[n]; ok {
-				used := procCPU(p) - compCPU0[n]
-				all += used
-				line = append(line, fmt.Sprintf("%s %.1fs", n, used.Seconds()))
-			}
-		}
+		line, used := componentCPU(comps, compCPU0)
+		all := ctrl + self + used
 		logf("CPU used %s (%.1fs wall on %d cores): controller %.1fs, %s, this benchmark %.1fs; %.1fs in all", what, time.Since(tStart).Seconds(), runtime.NumCPU(),
 			ctrl.Seconds(), strings.Join(line, ", "), self.Seconds(), all.Seconds())
 		if req, err := requestCounts(ctx, cs); err == nil && req0.all != nil {
@@ -1408,6 +1401,19 @@ func controllerPID(env *devenv.Env) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(data)))
+}
+
+// componentCPU is the CPU each cluster component used since its reading in
+// from, for a log line, and their sum.
+func componentCPU(pids map[string]int, from map[string]time.Duration) (line []string, all time.Duration) {
+	for _, n := range devcluster.Components() {
+		if p, ok := pids[n]; ok {
+			used := procCPU(p) - from[n]
+			all += used
+			line = append(line, fmt.Sprintf("%s %.1fs", n, used.Seconds()))
+		}
+	}
+	return line, all
 }
 
 func componentPIDs(env *devenv.Env) map[string]int {
