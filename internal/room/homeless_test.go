@@ -8,10 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/room/roomtest"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
@@ -21,34 +20,13 @@ var now = time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 func node(name string, deleting, initialized bool) (*karpv1.NodeClaim, *corev1.Node) {
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("16Gi"),
 		corev1.ResourcePods: resource.MustParse("110")}
-	nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
-		Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: alloc}}
-	if deleting {
-		gone := metav1.NewTime(now.Add(-time.Minute))
-		nc.DeletionTimestamp = &gone
-	}
-	if initialized {
-		nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
-	}
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
-		Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}
-	return nc, n
+	return roomtest.Node(name, alloc, deleting, initialized, now)
 }
 
 // pod requests cpu (and 1Gi); created orders the pods, as their creation
 // does kube-scheduler's queue.
 func pod(name, node, cpu string, created int, priority int32) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name),
-		CreationTimestamp: metav1.NewTime(now.Add(time.Duration(created-100) * time.Second))},
-		Spec: corev1.PodSpec{NodeName: node, Priority: &priority, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	if node == "" {
-		p.Status.Phase = corev1.PodPending
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-	}
-	return p
+	return roomtest.Pod(name, node, cpu, now.Add(time.Duration(created-100)*time.Second), priority)
 }
 
 // TestHomeless: a drained pod is homeless when kube-scheduler's order and

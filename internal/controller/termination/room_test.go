@@ -14,6 +14,7 @@ import (
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/instancetype"
+	"github.com/nodewright/nodewright/internal/room/roomtest"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
@@ -74,33 +75,13 @@ var roomPool = &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: 
 // roomNode builds a claim of NodePool "p" and its node, of alloc; deleting
 // marks the claim deleted a minute ago, initialized an hour ago.
 func roomNode(name string, alloc corev1.ResourceList, deleting, initialized bool) (*karpv1.NodeClaim, *corev1.Node) {
-	nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: "p"}},
-		Status: karpv1.NodeClaimStatus{ProviderID: "kwok://" + name, NodeName: name, Allocatable: alloc}}
-	if deleting {
-		gone := metav1.NewTime(now.Add(-time.Minute))
-		nc.DeletionTimestamp = &gone
-	}
-	if initialized {
-		nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))}}
-	}
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		karpv1.NodePoolLabelKey: "p", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
-		Spec: corev1.NodeSpec{ProviderID: "kwok://" + name}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}
-	return nc, n
+	return roomtest.Node(name, alloc, deleting, initialized, now)
 }
 
 // roomPod builds a running pod (pending when node is "") asking for cpu
 // and 1Gi, created at created.
 func roomPod(name, node, cpu string, created time.Time) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name), CreationTimestamp: metav1.NewTime(created)},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	if node == "" {
-		p.Status.Phase = corev1.PodPending
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-	}
-	return p
+	return roomtest.Pod(name, node, cpu, created, 0)
 }
 
 // TestNoRoom: a draining node's pod is held only when no ready node can
