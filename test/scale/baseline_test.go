@@ -67,18 +67,36 @@ func planNodes(ctx context.Context, cs kubernetes.Interface) ([]planNode, error)
 // (NODEWRIGHT_SCALE_BASELINE=0 turns it off).
 func baselineEnabled() bool { return os.Getenv("NODEWRIGHT_SCALE_BASELINE") != "0" }
 
+// idealEnabled says whether each run is also followed by the ideal
+// reactive autoscaler's (NODEWRIGHT_SCALE_IDEAL=1; off by default, as it
+// adds a third cluster to every run).
+func idealEnabled() bool { return os.Getenv("NODEWRIGHT_SCALE_IDEAL") == "1" }
+
 // runBaseline starts a fresh local cluster of the same make, creates the
 // plan's nodes and waits until kwok reports every one Ready with no taint,
 // then creates the same pods as the run did, with no autoscaler, and
 // measures from the last create until every pod runs: kube-scheduler,
 // kube-apiserver and kwok's own time, which no autoscaler can beat.
-func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []planNode) baseline {
+//
+// With ideal, the nodes are not created beforehand but as the pods come:
+// the i-th of n nodes once i/n of the pods were created, the moment their
+// creates returned. That is an autoscaler that decides in no time, spends
+// no CPU and knows the plan, but reacts as every autoscaler must: the
+// nodes arrive after the pods they are for, kube-scheduler tries the pods
+// before, and kube-controller-manager and kwok set up each node while pods
+// are being scheduled. Its cost over the baseline is what reacting costs
+// this machine, whatever the autoscaler.
+func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []planNode, ideal bool) baseline {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res := baseline{nodes: len(nodes), toAllBound: -1, toAllRunning: -1}
-	name := fmt.Sprintf("scale-%d-%d-baseline", os.Getpid(), run)
-	logf("BASELINE: starting local cluster %s: %d nodes of the plan, then %d pods, no autoscaler", name, len(nodes), cfg.pods)
+	label, suffix, how := "BASELINE", "baseline", "nodes of the plan, then"
+	if ideal {
+		label, suffix, how = "IDEAL", "ideal", "nodes of the plan created as the pods come,"
+	}
+	name := fmt.Sprintf("scale-%d-%d-%s", os.Getpid(), run, suffix)
+	logf("%s: starting local cluster %s: %d %s %d pods, no autoscaler", label, name, len(nodes), how, cfg.pods)
 	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat}, bin)
 	if err != nil {
 		b.Fatal(err)
@@ -105,15 +123,17 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	if err := createNamespace(ctx, cs); err != nil {
 		b.Fatal(err)
 	}
-	tNodes := time.Now()
-	if err := createPlanNodes(ctx, cs, nodes); err != nil {
-		b.Fatal(err)
+	if !ideal {
+		tNodes := time.Now()
+		if err := createPlanNodes(ctx, cs, nodes, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := waitNodesReady(ctx, cs, len(nodes), 10*time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		res.nodesReady = time.Since(tNodes)
+		logf("BASELINE: %d nodes Ready with no taint %.1fs after the first create", len(nodes), res.nodesReady.Seconds())
 	}
-	if err := waitNodesReady(ctx, cs, len(nodes), 10*time.Minute); err != nil {
-		b.Fatal(err)
-	}
-	res.nodesReady = time.Since(tNodes)
-	logf("BASELINE: %d nodes Ready with no taint %.1fs after the first create", len(nodes), res.nodesReady.Seconds())
 
 	wcfg := rest.CopyConfig(rc)
 	wcfg.Dial = (&net.Dialer{}).DialContext
@@ -137,13 +157,31 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	selfCPU0 := procCPU(os.Getpid())
 
 	var created atomic.Int64
+	nodesDone := make(chan error, 1)
 	tStart := time.Now()
+	if ideal {
+		go func() {
+			// Node i is for the pods after the first i/n of them: it is
+			// created once those exist.
+			nodesDone <- createPlanNodes(ctx, cs, nodes, func(i int) {
+				for created.Load() < int64((i+1)*cfg.pods/len(nodes)) && ctx.Err() == nil {
+					time.Sleep(2 * time.Millisecond)
+				}
+			})
+		}()
+	}
 	if err := createPods(ctx, cs, cfg.pods, &created); err != nil {
 		b.Fatal(err)
 	}
 	tLastPod := time.Now()
 	res.createPods = tLastPod.Sub(tStart)
-	logf("BASELINE: created %d pods in %s (%.0f/s)", cfg.pods, res.createPods.Round(time.Millisecond), float64(cfg.pods)/res.createPods.Seconds())
+	logf("%s: created %d pods in %s (%.0f/s)", label, cfg.pods, res.createPods.Round(time.Millisecond), float64(cfg.pods)/res.createPods.Seconds())
+	if ideal {
+		if err := <-nodesDone; err != nil {
+			b.Fatal(err)
+		}
+		logf("IDEAL: created the %d nodes by %.1fs after the last pod", len(nodes), time.Since(tLastPod).Seconds())
+	}
 
 	until := time.Now().Add(max(cfg.waitRunning, 5*time.Minute))
 	next := time.Now()
@@ -164,11 +202,11 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 			s.bound+s.unschedulable == s.seen && time.Since(w.lastPlacementEvent()) > 15*time.Second {
 			res.unplaced = s.seen - s.bound
 			res.toAllRunning = w.lastRun().Sub(tLastPod)
-			logf("BASELINE: %d pods found no room on the plan's nodes in kube-scheduler's order; the floor is the others'", res.unplaced)
+			logf("%s: %d pods found no room on the plan's nodes in kube-scheduler's order; the floor is the others'", label, res.unplaced)
 			break
 		}
 		if !time.Now().Before(next) {
-			logf("BASELINE [+%.0fs after the last pod] %s", time.Since(tLastPod).Seconds(), s)
+			logf("%s [+%.0fs after the last pod] %s", label, time.Since(tLastPod).Seconds(), s)
 			next = next.Add(10 * time.Second)
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -177,32 +215,37 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	self := procCPU(os.Getpid()) - selfCPU0
 	line, used := componentCPU(comps, compCPU0)
 	res.cpuAll = self + used
-	logf("BASELINE CPU used from the first pod create (%.1fs wall on %d cores): %s, this benchmark %.1fs; %.1fs in all",
-		time.Since(tStart).Seconds(), runtime.NumCPU(), strings.Join(line, ", "), self.Seconds(), res.cpuAll.Seconds())
+	logf("%s CPU used from the first pod create (%.1fs wall on %d cores): %s, this benchmark %.1fs; %.1fs in all",
+		label, time.Since(tStart).Seconds(), runtime.NumCPU(), strings.Join(line, ", "), self.Seconds(), res.cpuAll.Seconds())
 	if req, err := requestCounts(ctx, cs); err == nil && req0.all != nil {
 		top, total := topRequests(req0.all, req.all, 12)
-		logf("BASELINE API requests from the first pod create: %.0f in all; most: %s", total, strings.Join(top, ", "))
+		logf("%s API requests from the first pod create: %.0f in all; most: %s", label, total, strings.Join(top, ", "))
 	}
 	if ev, err := eventsBySource(ctx, cs); err == nil {
-		logf("BASELINE EVENTS stored by reporter and reason: %s", strings.Join(fmtEvents(ev, 12), ", "))
+		logf("%s EVENTS stored by reporter and reason: %s", label, strings.Join(fmtEvents(ev, 12), ", "))
 	}
 	if s.deleted > 0 {
-		logf("BASELINE: %d pods deleted by others (evicted)", s.deleted)
+		logf("%s: %d pods deleted by others (evicted)", label, s.deleted)
 	}
-	logf("BASELINE MEASURED: %d nodes; every pod bound %s and Running %s after the last pod was created (%s)",
-		len(nodes), fmtRunning(res.toAllBound), fmtRunning(res.toAllRunning), s)
+	logf("%s MEASURED: %d nodes; every pod bound %s and Running %s after the last pod was created (%s)",
+		label, len(nodes), fmtRunning(res.toAllBound), fmtRunning(res.toAllRunning), s)
 	failed = false
 	return res
 }
 
 // createPlanNodes creates the nodes for kwok to run (its annotation selects
-// them), with the plan's labels and resources and no taint.
-func createPlanNodes(ctx context.Context, cs kubernetes.Interface, nodes []planNode) error {
+// them), with the plan's labels and resources and no taint. gate, when
+// given, returns when node i may be created; the nodes are created in
+// order.
+func createPlanNodes(ctx context.Context, cs kubernetes.Interface, nodes []planNode, gate func(i int)) error {
 	idx := make(chan int)
 	errs := make(chan error, creators)
 	go func() {
 		defer close(idx)
 		for i := range nodes {
+			if gate != nil {
+				gate(i)
+			}
 			select {
 			case idx <- i:
 			case <-ctx.Done():
@@ -266,4 +309,16 @@ func waitNodesReady(ctx context.Context, cs kubernetes.Interface, n int, timeout
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// fromFirstCreate is the time from the first pod create until every pod
+// ran.
+func (b baseline) fromFirstCreate() time.Duration { return b.createPods + b.toAllRunning }
+
+// ratio is a over b, 0 when b is not known.
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a.Seconds() / b.Seconds()
 }

@@ -44,6 +44,16 @@
 // and cpu-ratio says how much of overhead-ratio-from-first-create is work
 // added rather than waiting.
 //
+// With NODEWRIGHT_SCALE_IDEAL=1 it then measures, on a third fresh cluster,
+// an ideal reactive autoscaler: the same plan's nodes, each created the
+// moment the pods it is for were created (the i-th of n nodes once i/n of
+// the pods were), with no controller at all. It knows the plan, decides in
+// no time and spends no CPU, but its nodes come after their pods, as every
+// autoscaler's must. ideal-ratio-from-first-create and ideal-cpu-ratio
+// (over the baseline) are what reacting costs on this machine, whoever
+// reacts; over-ideal-ratio-from-first-create and over-ideal-cpu-ratio
+// (nodewright's run over the ideal) are nodewright's own part.
+//
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
 //
@@ -77,6 +87,8 @@
 //	                                  deployment with a 1.5 GiB memory limit would set it,
 //	                                  Karpenter's chart does the same; empty: none)
 //	NODEWRIGHT_SCALE_BASELINE         0 skips the no-autoscaler baseline run
+//	NODEWRIGHT_SCALE_IDEAL            1 adds the ideal reactive autoscaler's run
+//	                                  (needs the baseline)
 //	NODEWRIGHT_SCALE_CONTROLLER_ARGS  extra `nodewright controller` arguments,
 //	                                  space separated
 //	NODEWRIGHT_SCALE_WORKDIR          kwok work dir (default: nodewright's cache);

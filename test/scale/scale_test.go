@@ -196,6 +196,9 @@ type result struct {
 	// plan is the nodes the run ended with; base the baseline run on them.
 	plan []planNode
 	base *baseline
+	// ideal is the ideal reactive autoscaler's run on the same plan
+	// (NODEWRIGHT_SCALE_IDEAL=1; see runBaseline).
+	ideal *baseline
 }
 
 // logf prints a line at once: a benchmark's own log only shows once it ends,
@@ -228,7 +231,7 @@ func BenchmarkScale40k(b *testing.B) {
 			if r.toAllRunning < 0 {
 				b.Fatalf("no baseline: not every pod ran in the autoscaler's run, so its overhead over the floor is not known")
 			}
-			base := runBaseline(b, cfg, bin, kube, i, r.plan)
+			base := runBaseline(b, cfg, bin, kube, i, r.plan, false)
 			if base.toAllRunning < 0 {
 				b.Fatalf("the baseline never had every pod Running")
 			}
@@ -239,6 +242,16 @@ func BenchmarkScale40k(b *testing.B) {
 				(r.createPods + r.toAllRunning).Seconds(), (base.createPods + base.toAllRunning).Seconds(),
 				(r.createPods+r.toAllRunning).Seconds()/(base.createPods+base.toAllRunning).Seconds(),
 				r.cpuAll.Seconds(), base.cpuAll.Seconds(), r.cpuAll.Seconds()/base.cpuAll.Seconds())
+			if idealEnabled() {
+				ideal := runBaseline(b, cfg, bin, kube, i, r.plan, true)
+				if ideal.toAllRunning < 0 {
+					b.Fatalf("the ideal autoscaler's run never had every pod Running")
+				}
+				r.ideal = &ideal
+				logf("IDEAL from the first create: %.1fs, %.3f of the baseline's and nodewright's %.3f of it; CPU used by every process %.1fs, %.3f of the baseline's and nodewright's %.3f of it",
+					ideal.fromFirstCreate().Seconds(), ratio(ideal.fromFirstCreate(), base.fromFirstCreate()), ratio(r.createPods+r.toAllRunning, ideal.fromFirstCreate()),
+					ideal.cpuAll.Seconds(), ratio(ideal.cpuAll, base.cpuAll), ratio(r.cpuAll, ideal.cpuAll))
+			}
 		}
 		results = append(results, r)
 	}
@@ -619,6 +632,16 @@ func report(b *testing.B, results []result) {
 			b.ReportMetric(avg(func(r result) float64 { return r.base.cpuAll.Seconds() }), "baseline-cpu-s")
 			b.ReportMetric(avg(func(r result) float64 { return r.cpuAll.Seconds() / r.base.cpuAll.Seconds() }), "cpu-ratio")
 		}
+	}
+	if results[0].ideal != nil {
+		// The ideal reactive autoscaler over the baseline is what reacting
+		// costs, whoever reacts; nodewright over the ideal is its own part.
+		b.ReportMetric(avg(func(r result) float64 { return r.ideal.fromFirstCreate().Seconds() }), "ideal-s-first-create-to-all-running")
+		b.ReportMetric(avg(func(r result) float64 { return r.ideal.cpuAll.Seconds() }), "ideal-cpu-s")
+		b.ReportMetric(avg(func(r result) float64 { return ratio(r.ideal.fromFirstCreate(), r.base.fromFirstCreate()) }), "ideal-ratio-from-first-create")
+		b.ReportMetric(avg(func(r result) float64 { return ratio(r.ideal.cpuAll, r.base.cpuAll) }), "ideal-cpu-ratio")
+		b.ReportMetric(avg(func(r result) float64 { return ratio(r.createPods+r.toAllRunning, r.ideal.fromFirstCreate()) }), "over-ideal-ratio-from-first-create")
+		b.ReportMetric(avg(func(r result) float64 { return ratio(r.cpuAll, r.ideal.cpuAll) }), "over-ideal-cpu-ratio")
 	}
 }
 
