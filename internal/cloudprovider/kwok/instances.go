@@ -53,12 +53,14 @@ func (p *Provider) Get(ctx context.Context, providerID string) (*karpv1.NodeClai
 
 // List returns every instance, sorted by name.
 func (p *Provider) List(ctx context.Context) ([]*karpv1.NodeClaim, error) {
+	// Read only (the instances copy what they keep): not copied out of
+	// the cache.
 	nodes := &corev1.NodeList{}
-	if err := p.client.List(ctx, nodes); err != nil {
+	if err := p.client.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing kwok instances: listing Nodes: %w", err)
 	}
 	claims := &karpv1.NodeClaimList{}
-	if err := p.client.List(ctx, claims); err != nil {
+	if err := p.client.List(ctx, claims, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing kwok instances: listing NodeClaims: %w", err)
 	}
 	var out []*karpv1.NodeClaim

@@ -110,8 +110,9 @@ func (s *interruptionSource) String() string { return "kwok fault injection" }
 // Receive returns the notices not yet handled, waiting one agent interval
 // when there is none.
 func (s *interruptionSource) Receive(ctx context.Context) ([]cloudprovider.InterruptionMessage, error) {
+	// Every agent interval, and read only: not copied out of the cache.
 	nodes := &corev1.NodeList{}
-	if err := s.p.client.List(ctx, nodes); err != nil {
+	if err := s.p.client.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("kwok interruptions: listing Nodes: %w", err)
 	}
 	var out []cloudprovider.InterruptionMessage

@@ -2,11 +2,13 @@ package provisioning
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +27,7 @@ const DefaultPodEventQPS = 50
 // per pod (40,000 at 40,000 pods) competed with kube-scheduler's bindings
 // for the API server.
 type nominationEvents struct {
-	cache    client.Reader
+	cache    podGetter
 	recorder record.EventRecorder
 	limiter  flowcontrol.RateLimiter
 
@@ -42,7 +44,41 @@ type nomination struct {
 	claim string
 }
 
-func newNominationEvents(cache client.Reader, rec record.EventRecorder, qps float32) *nominationEvents {
+// podGetter reads one pod, for the events to read only: a cached client,
+// or storePods.
+type podGetter interface {
+	Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error
+}
+
+// storePods reads pods from an informer's store as they are there. A cached
+// client's Get deep-copies the pod, and the events read one pod per
+// nomination (10,000 at 10,000 pods); in a 10,000-pod run's CPU profile
+// those copies were 6% of the controller's CPU.
+type storePods struct{ store toolscache.Store }
+
+// Get fills obj, a *corev1.Pod, with a shallow copy of the stored pod: its
+// maps and slices are the store's, so the caller must not change them.
+func (s storePods) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return fmt.Errorf("reading %s from the pod store: a %T is no pod", key, obj)
+	}
+	item, exists, err := s.store.GetByKey(key.String())
+	if err != nil {
+		return fmt.Errorf("reading pod %s from the informer's store: %w", key, err)
+	}
+	if !exists {
+		return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+	}
+	stored, ok := item.(*corev1.Pod)
+	if !ok {
+		return fmt.Errorf("reading pod %s from the informer's store: it holds a %T", key, item)
+	}
+	*pod = *stored
+	return nil
+}
+
+func newNominationEvents(cache podGetter, rec record.EventRecorder, qps float32) *nominationEvents {
 	if qps <= 0 {
 		qps = DefaultPodEventQPS
 	}

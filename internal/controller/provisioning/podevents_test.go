@@ -7,10 +7,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
@@ -20,9 +23,28 @@ func eventPod(name, uid, node string) *corev1.Pod {
 
 // A pod still waiting when its turn comes is told its NodeClaim; a pod
 // bound, gone, or replaced by another of the same name is not.
+// Both ways of reading the pod, a cached client and the informer's store,
+// decide alike.
 func TestNominationEventsSkipPodsNoLongerWaiting(t *testing.T) {
 	waiting, bound, replaced := eventPod("waiting", "u1", ""), eventPod("bound", "u2", "node-a"), eventPod("replaced", "u4-new", "")
-	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(waiting, bound, replaced).Build()
+	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	for _, p := range []*corev1.Pod{waiting, bound, replaced} {
+		if err := store.Add(p.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		reader podGetter
+	}{
+		{name: "cached client", reader: fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(waiting, bound, replaced).Build()},
+		{name: "informer store", reader: storePods{store: store}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkSkipsPodsNoLongerWaiting(t, tc.reader, waiting, bound) })
+	}
+}
+
+func checkSkipsPodsNoLongerWaiting(t *testing.T, reader podGetter, waiting, bound *corev1.Pod) {
 	rec := record.NewFakeRecorder(10)
 	e := newNominationEvents(reader, rec, 1000)
 	e.add("claim-a", []*corev1.Pod{waiting, bound, eventPod("gone", "u3", ""), eventPod("replaced", "u4-old", "")})
@@ -83,5 +105,46 @@ func TestNominationEventsArePaced(t *testing.T) {
 	}
 	if sent, dropped := e.counts(); sent != 15 || dropped != 0 {
 		t.Errorf("sent %d, dropped %d; want 15 and 0", sent, dropped)
+	}
+}
+
+// storePods reads what an informer's store holds, and says NotFound as a
+// cached client does, so the events drop a pod that is gone.
+func TestStorePods(t *testing.T) {
+	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	if err := store.Add(eventPod("waiting", "u1", "")); err != nil {
+		t.Fatal(err)
+	}
+	r := storePods{store: store}
+	for _, tc := range []struct {
+		name     string
+		key      types.NamespacedName
+		obj      client.Object
+		wantUID  types.UID
+		notFound bool
+		fails    bool
+	}{
+		{name: "stored", key: types.NamespacedName{Namespace: "ns", Name: "waiting"}, obj: &corev1.Pod{}, wantUID: "u1"},
+		{name: "another namespace", key: types.NamespacedName{Namespace: "other", Name: "waiting"}, obj: &corev1.Pod{}, notFound: true},
+		{name: "gone", key: types.NamespacedName{Namespace: "ns", Name: "gone"}, obj: &corev1.Pod{}, notFound: true},
+		{name: "not a pod", key: types.NamespacedName{Namespace: "ns", Name: "waiting"}, obj: &corev1.Node{}, fails: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := r.Get(context.Background(), tc.key, tc.obj)
+			switch {
+			case tc.notFound:
+				if !apierrors.IsNotFound(err) {
+					t.Errorf("error %v, want NotFound", err)
+				}
+			case tc.fails:
+				if err == nil || apierrors.IsNotFound(err) {
+					t.Errorf("error %v, want a failure that is not NotFound", err)
+				}
+			case err != nil:
+				t.Errorf("error %v", err)
+			case tc.obj.(*corev1.Pod).UID != tc.wantUID:
+				t.Errorf("read UID %q, want %q", tc.obj.(*corev1.Pod).UID, tc.wantUID)
+			}
+		})
 	}
 }

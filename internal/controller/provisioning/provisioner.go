@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -129,6 +130,13 @@ func New(c client.Client, apiReader client.Reader, cp cloudprovider.CloudProvide
 	return &Provisioner{Client: c, APIReader: apiReader, Cloud: cp, Learned: store, Recorder: rec, Opts: opts,
 		Batcher: NewBatcher(opts.BatchIdle, opts.BatchMax), expected: map[string]expectation{},
 		events: newNominationEvents(c, rec, opts.PodEventQPS)}
+}
+
+// ReadPodsFrom makes the Nominated events read pods straight from the pod
+// informer's store, without copying them (see storePods). Call it before
+// Start.
+func (p *Provisioner) ReadPodsFrom(store toolscache.Store) {
+	p.events.cache = storePods{store: store}
 }
 
 // Start runs batches until ctx ends. It implements manager.Runnable.

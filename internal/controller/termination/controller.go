@@ -141,8 +141,10 @@ func (c *Controller) onNode(nodeName func(client.Object) string) handler.EventHa
 		if name == "" {
 			return nil
 		}
+		// Called for every pod event: the claims are only read, so not
+		// copied out of the cache.
 		var claims karpv1.NodeClaimList
-		if err := c.Client.List(ctx, &claims, client.MatchingFields{ClaimNodeNameField: name}); err != nil {
+		if err := c.Client.List(ctx, &claims, client.MatchingFields{ClaimNodeNameField: name}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		var out []reconcile.Request
