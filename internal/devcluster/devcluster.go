@@ -585,6 +585,14 @@ func (c *Cluster) RESTConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the kubeconfig of kwok cluster %s: %w", c.Name, err)
 	}
+	// The certificates are read now, not named: given file names, client-go
+	// reloads them for as long as the process lives, and once the cluster
+	// is deleted it logs an error every few seconds, through the next
+	// cluster's test or benchmark.
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		return nil, fmt.Errorf("reading the client certificates of kwok cluster %s: %w", c.Name, err)
+	}
+	cfg.CAFile, cfg.CertFile, cfg.KeyFile = "", "", ""
 	// client-go's default of 5 requests a second exists to spare shared API
 	// servers; this one serves a single test or developer.
 	cfg.QPS, cfg.Burst = 200, 400

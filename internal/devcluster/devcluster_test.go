@@ -671,3 +671,42 @@ func readyz(ctx context.Context, c *Cluster) error {
 	}
 	return nil
 }
+
+// TestRESTConfigReadsCertificates: the client configuration carries the
+// admin's certificates themselves, not their files, so that a client
+// outliving the cluster does not keep reloading files that are gone.
+func TestRESTConfigReadsCertificates(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"ca.crt": "the CA", "admin.crt": "the certificate", "admin.key": "the key"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig.yaml")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1", certificate-authority: `+filepath.Join(dir, "ca.crt")+`}
+users:
+- name: u
+  user: {client-certificate: `+filepath.Join(dir, "admin.crt")+`, client-key: `+filepath.Join(dir, "admin.key")+`}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := (&Cluster{Name: "t", Kubeconfig: kubeconfig}).RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" {
+		t.Errorf("files still named: CA %q, certificate %q, key %q", cfg.CAFile, cfg.CertFile, cfg.KeyFile)
+	}
+	if string(cfg.CAData) != "the CA" || string(cfg.CertData) != "the certificate" || string(cfg.KeyData) != "the key" {
+		t.Errorf("read CA %q, certificate %q, key %q", cfg.CAData, cfg.CertData, cfg.KeyData)
+	}
+}

@@ -101,7 +101,6 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	if err != nil {
 		b.Fatal(err)
 	}
-	inlineCerts(b, env.Config)
 	failed := true
 	defer func() {
 		if failed {
@@ -324,13 +323,3 @@ func ratio(a, b time.Duration) float64 {
 	return a.Seconds() / b.Seconds()
 }
 
-// inlineCerts reads the client certificate the cluster's kubeconfig names
-// into cfg. Given file names, client-go reloads them for as long as the
-// process lives, and logs an error every few seconds once the cluster's
-// directory is gone, through the next cluster's run.
-func inlineCerts(b *testing.B, cfg *rest.Config) {
-	if err := rest.LoadTLSFiles(cfg); err != nil {
-		b.Fatalf("reading the cluster's client certificate: %v", err)
-	}
-	cfg.CAFile, cfg.CertFile, cfg.KeyFile = "", "", ""
-}

@@ -287,7 +287,6 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 	if err != nil {
 		b.Fatal(err)
 	}
-	inlineCerts(b, env.Config)
 	failed := true
 	defer func() {
 		if failed {
