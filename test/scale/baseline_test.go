@@ -322,4 +322,3 @@ func ratio(a, b time.Duration) float64 {
 	}
 	return a.Seconds() / b.Seconds()
 }
-
