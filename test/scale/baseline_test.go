@@ -315,6 +315,10 @@ func waitNodesReady(ctx context.Context, cs kubernetes.Interface, n int, timeout
 // ran.
 func (b baseline) fromFirstCreate() time.Duration { return b.createPods + b.toAllRunning }
 
+// fromFirstCreate is the time from the first pod create until every pod
+// ran, with nodewright.
+func (r result) fromFirstCreate() time.Duration { return r.createPods + r.toAllRunning }
+
 // ratio is a over b, 0 when b is not known.
 func ratio(a, b time.Duration) float64 {
 	if b <= 0 {

@@ -22,9 +22,8 @@ func eventPod(name, uid, node string) *corev1.Pod {
 }
 
 // A pod still waiting when its turn comes is told its NodeClaim; a pod
-// bound, gone, or replaced by another of the same name is not.
-// Both ways of reading the pod, a cached client and the informer's store,
-// decide alike.
+// bound, gone, or replaced by another of the same name is not. Both ways of
+// reading the pod, a cached client and the informer's store, decide alike.
 func TestNominationEventsSkipPodsNoLongerWaiting(t *testing.T) {
 	waiting, bound, replaced := eventPod("waiting", "u1", ""), eventPod("bound", "u2", "node-a"), eventPod("replaced", "u4-new", "")
 	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
@@ -44,6 +43,8 @@ func TestNominationEventsSkipPodsNoLongerWaiting(t *testing.T) {
 	}
 }
 
+// checkSkipsPodsNoLongerWaiting nominates waiting, bound, a gone pod and
+// a replaced one through reader, and wants only waiting's event sent.
 func checkSkipsPodsNoLongerWaiting(t *testing.T, reader podGetter, waiting, bound *corev1.Pod) {
 	rec := record.NewFakeRecorder(10)
 	e := newNominationEvents(reader, rec, 1000)
