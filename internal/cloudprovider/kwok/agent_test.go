@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 )
 
@@ -165,5 +166,37 @@ func TestAgentRunnableTicks(t *testing.T) {
 	}
 	if at := e.clock.Since(epoch); at < 5*time.Second {
 		t.Errorf("Node created at +%v, before the 5s delay", at)
+	}
+}
+
+func TestQuiet(t *testing.T) {
+	node := func(ann map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: ann,
+			Labels: map[string]string{NotReadyLabel: "true"}}}
+	}
+	claim := func(ann map[string]string) *karpv1.NodeClaim {
+		return &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: ann}}
+	}
+	tests := []struct {
+		name  string
+		node  *corev1.Node
+		claim *karpv1.NodeClaim
+		want  bool
+	}{
+		{"plain node, no claim", node(nil), nil, true},
+		{"plain node and claim; the label alone asks nothing", node(map[string]string{CreatedAtAnnotation: "x", NotReadyDoneAnnotation: "x"}), claim(map[string]string{LaunchedAtAnnotation: "x"}), true},
+		{"faults stored", node(map[string]string{FaultsAnnotation: "{}"}), nil, false},
+		{"unhealthy asked", node(map[string]string{UnhealthyAnnotation: "Ready=False"}), nil, false},
+		{"unhealthy being released", node(map[string]string{UnhealthySinceAnnotation: "x"}), nil, false},
+		{"interruption asked of the node", node(map[string]string{InterruptAnnotation: "spot"}), nil, false},
+		{"interruption under way", node(map[string]string{InterruptionAnnotation: "{}"}), nil, false},
+		{"interruption asked of the claim", node(nil), claim(map[string]string{InterruptAnnotation: "spot"}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := quiet(tt.node, tt.claim); got != tt.want {
+				t.Errorf("quiet = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -58,6 +58,9 @@ type Controller struct {
 	Learned  *learned.Store
 	Recorder record.EventRecorder
 	Opts     Options
+	// Stores, when set, are the cache's informer stores each loop reads the
+	// cluster from (see observe.Stores); nil lists through Client.
+	Stores *observe.Stores
 
 	mu sync.Mutex
 	// podSets remembers each node's pods as last seen, to tell when a pod
@@ -99,7 +102,7 @@ func (c *Controller) Start(ctx context.Context) error {
 // Reconcile runs one loop: observe, decide, act. It returns the plan it
 // acted on.
 func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Plan, error) {
-	seen, err := observe.List(ctx, c.Client, client.UnsafeDisableDeepCopy)
+	seen, err := c.Stores.Look(ctx, c.Client)
 	if err != nil {
 		return nil, err
 	}

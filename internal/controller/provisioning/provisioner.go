@@ -69,6 +69,10 @@ type Provisioner struct {
 	Recorder  record.EventRecorder
 	Opts      Options
 	Batcher   *Batcher
+	// Stores, when set, are the cache's informer stores each pass reads the
+	// cluster from, without copying each object out of the cache; nil
+	// lists through Client.
+	Stores *observe.Stores
 
 	mu sync.Mutex
 	// expected holds NodeClaims this process wrote, with the nominations it
@@ -185,7 +189,7 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	if err := p.waitForCache(ctx); err != nil {
 		return err
 	}
-	seen, err := observe.List(ctx, p.Client, client.UnsafeDisableDeepCopy)
+	seen, err := p.Stores.Look(ctx, p.Client)
 	if err != nil {
 		return err
 	}

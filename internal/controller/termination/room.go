@@ -36,6 +36,9 @@ type Room struct {
 	Cloud   cloudprovider.CloudProvider
 	Learned *learned.Store
 	MaxAge  time.Duration
+	// Stores, when set, are the cache's informer stores an answer reads the
+	// cluster from (see observe.Stores); nil lists through Client.
+	Stores *observe.Stores
 
 	mu   sync.Mutex
 	at   time.Time
@@ -53,7 +56,7 @@ func (r *Room) NoRoom(ctx context.Context, claim string, now time.Time) (map[typ
 	if r.last != nil && r.draining[claim] && now.Sub(r.at) < r.MaxAge && !now.Before(r.at) {
 		return r.last, nil
 	}
-	seen, err := observe.List(ctx, r.Client, client.UnsafeDisableDeepCopy)
+	seen, err := r.Stores.Look(ctx, r.Client)
 	if err != nil {
 		return nil, err
 	}
