@@ -91,46 +91,25 @@ func oneOfEach() []client.Object {
 // names lists, kind by kind, the names in o.
 func names(o *Objects) map[string][]string {
 	out := map[string][]string{}
-	add := func(kind string, objs ...metav1.Object) {
-		for _, x := range objs {
-			out[kind] = append(out[kind], x.GetName())
-		}
-	}
 	c := o.Cluster
-	for _, x := range c.NodePools {
-		add("NodePool", x)
-	}
-	for _, x := range c.NodeClaims {
-		add("NodeClaim", x)
-	}
-	for _, x := range c.Nodes {
-		add("Node", x)
-	}
-	for _, x := range c.Pods {
-		add("Pod", x)
-	}
-	for _, x := range c.DaemonSets {
-		add("DaemonSet", x)
-	}
-	for _, x := range c.PVCs {
-		add("PVC", x)
-	}
-	for _, x := range c.PVs {
-		add("PV", x)
-	}
-	for _, x := range c.StorageClasses {
-		add("StorageClass", x)
-	}
-	for _, x := range c.Namespaces {
-		add("Namespace", x)
-	}
-	for _, x := range o.PDBs {
-		add("PDB", x)
-	}
-	for _, x := range o.Overlays {
-		add("NodeOverlay", x)
-	}
+	addAll(out, "NodePool", c.NodePools)
+	addAll(out, "NodeClaim", c.NodeClaims)
+	addAll(out, "Node", c.Nodes)
+	addAll(out, "Pod", c.Pods)
+	addAll(out, "DaemonSet", c.DaemonSets)
+	addAll(out, "PVC", c.PVCs)
+	addAll(out, "PV", c.PVs)
+	addAll(out, "StorageClass", c.StorageClasses)
+	addAll(out, "Namespace", c.Namespaces)
+	addAll(out, "PDB", o.PDBs)
+	addAll(out, "NodeOverlay", o.Overlays)
 	return out
+}
+
+func addAll[T metav1.Object](out map[string][]string, kind string, objs []T) {
+	for _, x := range objs {
+		out[kind] = append(out[kind], x.GetName())
+	}
 }
 
 func TestStoresLook(t *testing.T) {
