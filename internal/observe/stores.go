@@ -54,6 +54,9 @@ func CacheStores(ctx context.Context, informers ctrlcache.Informers) (*Stores, e
 	return s, nil
 }
 
+// Pods is the pod informer's store.
+func (s *Stores) Pods() toolscache.Store { return s.pods }
+
 // Look is one look at the cluster: through the stores, or, when s is nil,
 // through r with client.UnsafeDisableDeepCopy. Either way the objects are
 // the cache's own and must not be changed.

@@ -315,12 +315,6 @@ func watchForProvisioning(ctx context.Context, mgr manager.Manager, prov *provis
 		if _, err := inf.AddEventHandler(w.handler); err != nil {
 			return fmt.Errorf("watching %T: %w", w.obj, err)
 		}
-		// controller-runtime's informers are client-go's shared ones.
-		if _, isPod := w.obj.(*corev1.Pod); isPod {
-			if shared, ok := inf.(interface{ GetStore() cache.Store }); ok {
-				prov.ReadPodsFrom(shared.GetStore())
-			}
-		}
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -70,8 +69,9 @@ type Provisioner struct {
 	Opts      Options
 	Batcher   *Batcher
 	// Stores, when set, are the cache's informer stores each pass reads the
-	// cluster from, without copying each object out of the cache; nil
-	// lists through Client.
+	// cluster from, and the Nominated events their pods from, without
+	// copying each object out of the cache; nil reads through Client. Set
+	// it before Start.
 	Stores *observe.Stores
 
 	mu sync.Mutex
@@ -136,17 +136,13 @@ func New(c client.Client, apiReader client.Reader, cp cloudprovider.CloudProvide
 		events: newNominationEvents(c, rec, opts.PodEventQPS)}
 }
 
-// ReadPodsFrom makes the Nominated events read pods straight from the pod
-// informer's store, without copying them (see storePods). Call it before
-// Start.
-func (p *Provisioner) ReadPodsFrom(store toolscache.Store) {
-	p.events.cache = storePods{store: store}
-}
-
 // Start runs batches until ctx ends. It implements manager.Runnable.
 func (p *Provisioner) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("provisioner")
 	ctx = log.IntoContext(ctx, logger)
+	if p.Stores != nil {
+		p.events.cache = storePods{store: p.Stores.Pods()}
+	}
 	go p.resync(ctx)
 	go p.events.run(ctx)
 	p.Batcher.Trigger() // pods may have waited while no leader ran
