@@ -15,6 +15,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/observe"
 )
 
 // scrapeTimeout bounds the cache reads of one scrape.
@@ -29,6 +30,12 @@ const scrapeTimeout = 10 * time.Second
 // metrics controllers do: only the leader publishes, so a query summing
 // over replicas does not count a node twice.
 type Collector struct {
+	// Stores, when set, are the cache's informer stores a scrape reads
+	// (see observe.Stores): without them each scrape listed every pod by
+	// value, a copy of each pod's struct that is garbage a moment later.
+	// Nil lists through the cache.
+	Stores *observe.Stores
+
 	cache ctrlcache.Cache
 	now   func() time.Time
 	descs map[string]*prometheus.Desc
@@ -127,17 +134,11 @@ func (c *Collector) snapshot(ctx context.Context) (Snapshot, error) {
 	if !synced {
 		return snap, nil
 	}
-	var nodes corev1.NodeList
-	var pods corev1.PodList
-	var claims karpv1.NodeClaimList
-	var pools karpv1.NodePoolList
-	for _, l := range []client.ObjectList{&nodes, &pods, &claims, &pools} {
-		// The lists are only read: no copy of the cache's objects is needed.
-		if err := c.cache.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
-			return snap, fmt.Errorf("listing %T: %w", l, err)
-		}
+	seen, err := c.Stores.Look(ctx, c.cache)
+	if err != nil {
+		return snap, err
 	}
-	snap.Nodes, snap.Pods, snap.NodeClaims, snap.NodePools = nodes.Items, pods.Items, claims.Items, pools.Items
+	snap.Nodes, snap.Pods, snap.NodeClaims, snap.NodePools = seen.Cluster.Nodes, seen.Cluster.Pods, seen.Cluster.NodeClaims, seen.Cluster.NodePools
 	return snap, nil
 }
 

@@ -87,12 +87,13 @@ var (
 		Help: "Time since creation of a pod still Pending, in seconds.", Labels: []string{"name", "namespace"}})
 )
 
-// Snapshot is what the cache held at a scrape.
+// Snapshot is what the cache held at a scrape: the cache's own objects,
+// read and never changed.
 type Snapshot struct {
-	Nodes      []corev1.Node
-	Pods       []corev1.Pod
-	NodeClaims []karpv1.NodeClaim
-	NodePools  []karpv1.NodePool
+	Nodes      []*corev1.Node
+	Pods       []*corev1.Pod
+	NodeClaims []*karpv1.NodeClaim
+	NodePools  []*karpv1.NodePool
 	// Synced: the caches have synced; UnsyncedFor: for how long they have
 	// not been.
 	Synced      bool
@@ -115,8 +116,7 @@ func Samples(s Snapshot) []Sample {
 	}
 	requests, limits, dsRequests, dsLimits := podTotals(s.Pods)
 	allocatable, requested := corev1.ResourceList{}, corev1.ResourceList{}
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
+	for _, n := range s.Nodes {
 		labels := nodeLabelValues(n)
 		for _, g := range []struct {
 			name string
@@ -149,9 +149,9 @@ func Samples(s Snapshot) []Sample {
 			add(poolUsage, quantity(name, q), resourceName(name), pool)
 		}
 	}
-	for i := range s.NodePools {
-		for name, q := range s.NodePools[i].Spec.Limits {
-			add(poolLimit, quantity(name, q), resourceName(name), s.NodePools[i].Name)
+	for _, np := range s.NodePools {
+		for name, q := range np.Spec.Limits {
+			add(poolLimit, quantity(name, q), resourceName(name), np.Name)
 		}
 	}
 	add(stateNodeCount, float64(stateNodes(s.Nodes, s.NodeClaims)))
@@ -161,8 +161,7 @@ func Samples(s Snapshot) []Sample {
 	}
 	add(stateSynced, synced)
 	add(stateUnsynced, unsynced)
-	for i := range s.Pods {
-		p := &s.Pods[i]
+	for _, p := range s.Pods {
 		if terminal(p) {
 			continue
 		}
@@ -179,11 +178,10 @@ func Samples(s Snapshot) []Sample {
 
 // podTotals sums the requests and limits of the live pods bound to each
 // node, all of them and the DaemonSet ones alone.
-func podTotals(pods []corev1.Pod) (requests, limits, dsRequests, dsLimits map[string]corev1.ResourceList) {
+func podTotals(pods []*corev1.Pod) (requests, limits, dsRequests, dsLimits map[string]corev1.ResourceList) {
 	requests, limits = map[string]corev1.ResourceList{}, map[string]corev1.ResourceList{}
 	dsRequests, dsLimits = map[string]corev1.ResourceList{}, map[string]corev1.ResourceList{}
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		if p.Spec.NodeName == "" || terminal(p) {
 			continue
 		}
@@ -208,19 +206,18 @@ func podTotals(pods []corev1.Pod) (requests, limits, dsRequests, dsLimits map[st
 // usageByPool sums, per NodePool, the capacity of its NodeClaims (their
 // node's when registered) and counts them as "nodes", as Karpenter's
 // NodePool status.resources does.
-func usageByPool(pools []karpv1.NodePool, claims []karpv1.NodeClaim, nodes []corev1.Node) map[string]corev1.ResourceList {
+func usageByPool(pools []*karpv1.NodePool, claims []*karpv1.NodeClaim, nodes []*corev1.Node) map[string]corev1.ResourceList {
 	byProvider := map[string]*corev1.Node{}
-	for i := range nodes {
-		if id := nodes[i].Spec.ProviderID; id != "" {
-			byProvider[id] = &nodes[i]
+	for _, n := range nodes {
+		if id := n.Spec.ProviderID; id != "" {
+			byProvider[id] = n
 		}
 	}
 	usage := map[string]corev1.ResourceList{}
-	for i := range pools {
-		usage[pools[i].Name] = corev1.ResourceList{}
+	for _, np := range pools {
+		usage[np.Name] = corev1.ResourceList{}
 	}
-	for i := range claims {
-		nc := &claims[i]
+	for _, nc := range claims {
 		rl, ok := usage[nc.Labels[karpv1.NodePoolLabelKey]]
 		if !ok {
 			continue
@@ -245,17 +242,17 @@ func usageByPool(pools []karpv1.NodePool, claims []karpv1.NodeClaim, nodes []cor
 
 // stateNodes counts the nodes and the launched NodeClaims whose node has
 // not registered, each machine once.
-func stateNodes(nodes []corev1.Node, claims []karpv1.NodeClaim) int {
+func stateNodes(nodes []*corev1.Node, claims []*karpv1.NodeClaim) int {
 	seen := map[string]bool{}
-	for i := range nodes {
-		key := nodes[i].Spec.ProviderID
+	for _, n := range nodes {
+		key := n.Spec.ProviderID
 		if key == "" {
-			key = "node/" + nodes[i].Name
+			key = "node/" + n.Name
 		}
 		seen[key] = true
 	}
-	for i := range claims {
-		if id := claims[i].Status.ProviderID; id != "" {
+	for _, nc := range claims {
+		if id := nc.Status.ProviderID; id != "" {
 			seen[id] = true
 		}
 	}

@@ -20,8 +20,8 @@ func rl(kv ...string) corev1.ResourceList {
 	return out
 }
 
-func pod(name, node string, phase corev1.PodPhase, requests, limits corev1.ResourceList, daemon bool, created time.Time) corev1.Pod {
-	p := corev1.Pod{
+func pod(name, node string, phase corev1.PodPhase, requests, limits corev1.ResourceList, daemon bool, created time.Time) *corev1.Pod {
+	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", CreationTimestamp: metav1.NewTime(created)},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c",
 			Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits}}}},
@@ -68,31 +68,31 @@ func value(t *testing.T, samples []Sample, name string, want ...string) (float64
 
 func TestSamples(t *testing.T) {
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
-	node := corev1.Node{
+	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
 			Labels: map[string]string{karpv1.NodePoolLabelKey: "pool", corev1.LabelTopologyZone: "z1", corev1.LabelInstanceTypeStable: "m.large"}},
 		Spec: corev1.NodeSpec{ProviderID: "kwok://n1"},
 		Status: corev1.NodeStatus{Capacity: rl("cpu", "4", "memory", "16Gi", "pods", "110"),
 			Allocatable: rl("cpu", "3800m", "memory", "15Gi", "pods", "110")},
 	}
-	claims := []karpv1.NodeClaim{
+	claims := []*karpv1.NodeClaim{
 		{ObjectMeta: metav1.ObjectMeta{Name: "c1", Labels: map[string]string{karpv1.NodePoolLabelKey: "pool"}},
 			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://n1", Capacity: rl("cpu", "2")}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "c2", Labels: map[string]string{karpv1.NodePoolLabelKey: "pool"}},
 			Status: karpv1.NodeClaimStatus{ProviderID: "kwok://c2", Capacity: rl("cpu", "2", "memory", "8Gi")}},
 	}
-	pools := []karpv1.NodePool{
+	pools := []*karpv1.NodePool{
 		{ObjectMeta: metav1.ObjectMeta{Name: "pool"}, Spec: karpv1.NodePoolSpec{Limits: karpv1.Limits(rl("cpu", "100"))}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "empty"}},
 	}
-	pods := []corev1.Pod{
+	pods := []*corev1.Pod{
 		pod("web", "n1", corev1.PodRunning, rl("cpu", "500m", "memory", "1Gi"), rl("cpu", "1"), false, now.Add(-time.Hour)),
 		pod("agent", "n1", corev1.PodRunning, rl("cpu", "100m"), rl("cpu", "200m"), true, now.Add(-time.Hour)),
 		pod("done", "n1", corev1.PodSucceeded, rl("cpu", "8"), nil, false, now.Add(-time.Hour)),
 		pod("waiting", "", corev1.PodPending, rl("cpu", "1"), nil, false, now.Add(-90*time.Second)),
 		pod("pulling", "n1", corev1.PodPending, nil, nil, false, now.Add(-30*time.Second)),
 	}
-	samples := Samples(Snapshot{Nodes: []corev1.Node{node}, Pods: pods, NodeClaims: claims, NodePools: pools, Synced: true, Now: now})
+	samples := Samples(Snapshot{Nodes: []*corev1.Node{node}, Pods: pods, NodeClaims: claims, NodePools: pools, Synced: true, Now: now})
 
 	for _, c := range []struct {
 		name  string

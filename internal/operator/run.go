@@ -211,7 +211,9 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 	if err := mgr.Add(&disruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "disruption"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption, Stores: stores}); err != nil {
 		return err
 	}
-	if err := mgr.Add(metrics.NewCollector(mgr.GetCache())); err != nil {
+	collector := metrics.NewCollector(mgr.GetCache())
+	collector.Stores = stores
+	if err := mgr.Add(collector); err != nil {
 		return err
 	}
 	for _, r := range extras {
