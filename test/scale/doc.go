@@ -70,7 +70,8 @@
 //
 //	NODEWRIGHT_SCALE_PODS             pods to create (default 40000; try 2000 first)
 //	NODEWRIGHT_SCALE_WAIT_RUNNING     after measuring, wait this long for every pod
-//	                                  to run (Go duration, default 5m; 0 skips)
+//	                                  to run (Go duration, default 5m a 10,000
+//	                                  pods and at least 5m; 0 skips)
 //	NODEWRIGHT_SCALE_TIMEOUT          give up measuring after this long (default 20m)
 //	NODEWRIGHT_SCALE_SETTLE           quiet window proving no more NodeClaims come
 //	                                  (default 15s)
