@@ -19,6 +19,15 @@ const (
 	// taint, say). Like startup taints, they must go before the node counts as
 	// initialized, and they do not keep pods away from the in-flight node.
 	RegistrationTaintsAnnotation = "nodewright.dev/registration-taints"
+	// DisplacedPodsAnnotation on a NodeClaim lists, in the same format, the
+	// nominated pods that were planned onto it again after kube-scheduler
+	// filled the node first planned for them with other pods. The lifecycle
+	// controller writes the claim's node into their status.nominatedNodeName
+	// (nodeclaim.Options.NominateDisplaced), so that the scheduler keeps
+	// their room there: left to its own choice it would give that room to
+	// the next pod it tries, and the pod planned for it would need yet
+	// another node.
+	DisplacedPodsAnnotation = "nodewright.dev/displaced-pods"
 )
 
 // Nominations decodes a NominatedPodsAnnotation value.

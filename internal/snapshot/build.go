@@ -34,11 +34,15 @@ type Result struct {
 	// to the node they are still bound to. Input.Pods holds copies of them
 	// without a nodeName.
 	Draining map[types.UID]string
+	// Displaced are the pending pods planned again in this pass because the
+	// pods bound to their initialized node left no room for them
+	// (Options.ReleaseDisplaced).
+	Displaced map[types.UID]bool
 }
 
 // Build reads a cluster snapshot into the solver's Input.
 func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
-	res := &Result{PoolErrors: map[string]error{}, ClaimOf: map[string]string{}, Draining: map[types.UID]string{}}
+	res := &Result{PoolErrors: map[string]error{}, ClaimOf: map[string]string{}, Draining: map[types.UID]string{}, Displaced: map[types.UID]bool{}}
 	in := &solver.Input{
 		DaemonSets: c.DaemonSets,
 		Namespaces: c.Namespaces,
@@ -88,7 +92,11 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 			if opts.ReleaseDisplaced && node != nil && !entry.InFlight {
 				// Pods the bound ones leave no room for are planned again now,
 				// not when the grace ends.
-				held, _ = RoomFor(entry.Allocatable, boundTo[entry.Name], held)
+				var released []*corev1.Pod
+				held, released = RoomFor(entry.Allocatable, boundTo[entry.Name], held)
+				for _, p := range released {
+					res.Displaced[p.UID] = true
+				}
 			}
 			for _, p := range held {
 				nominated[p.UID] = true
@@ -114,6 +122,11 @@ func Build(c *Cluster, poolTypes PoolTypes, opts Options) *Result {
 		}
 	}
 	res.Nominated = len(nominated)
+	for uid := range res.Displaced {
+		if nominated[uid] {
+			delete(res.Displaced, uid) // still held by another claim
+		}
+	}
 
 	for _, n := range c.Nodes {
 		if claimed[n.Name] {

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,15 +20,17 @@ import (
 // kube-scheduler wrote itself means. Nor is a pod whose nominated node no
 // longer exists.
 type Nominated struct {
-	// ours maps each pod a live NodeClaim nominates to the claim's node,
-	// once that node exists.
-	ours  map[types.UID]string
+	// ours maps each pod a live NodeClaim nominates to the claims' nodes
+	// that exist: more than one when the pod was displaced from the first
+	// and planned onto another, while its nominatedNodeName may still name
+	// either.
+	ours  map[types.UID][]string
 	nodes NodeIndex
 }
 
 // NominatedNodes builds Nominated from the cluster's NodeClaims and nodes.
 func NominatedNodes(claims []*karpv1.NodeClaim, nodes NodeIndex) Nominated {
-	out := Nominated{ours: map[types.UID]string{}, nodes: nodes}
+	out := Nominated{ours: map[types.UID][]string{}, nodes: nodes}
 	for _, nc := range claims {
 		if nc.DeletionTimestamp != nil {
 			continue
@@ -37,18 +40,18 @@ func NominatedNodes(claims []*karpv1.NodeClaim, nodes NodeIndex) Nominated {
 			continue
 		}
 		for _, uid := range Nominations(nc.Annotations[NominatedPodsAnnotation]) {
-			out.ours[uid] = node.Name
+			out.ours[uid] = append(out.ours[uid], node.Name)
 		}
 	}
 	return out
 }
 
 // ProvisionableAt is the package's ProvisionableAt, except that a pod whose
-// status.nominatedNodeName is the node a NodeClaim nominated it to, or a
-// node that is gone, is judged as if it had none.
+// status.nominatedNodeName is the node of a NodeClaim that nominates it, or
+// a node that is gone, is judged as if it had none.
 func (n Nominated) ProvisionableAt(p *corev1.Pod, now time.Time, untriedAfter time.Duration) bool {
 	nnn := p.Status.NominatedNodeName
-	own := nnn != "" && (n.ours[p.UID] == nnn || n.nodes.ByName[nnn] == nil)
+	own := nnn != "" && (slices.Contains(n.ours[p.UID], nnn) || n.nodes.ByName[nnn] == nil)
 	return provisionableAt(p, now, untriedAfter, own)
 }
 

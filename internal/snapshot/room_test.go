@@ -61,8 +61,9 @@ func TestRoomFor(t *testing.T) {
 
 // TestDisplacedPodsArePlannedAgainBeforeTheGrace: with ReleaseDisplaced, on
 // an initialized node whose bound pods leave no room for a nominated pod,
-// that pod is planned again at once; the one that still fits stays
-// nominated, and nothing is judged on a node that has not initialized.
+// that pod is planned again at once and reported as displaced; the one that
+// still fits stays nominated, and nothing is judged on a node that has not
+// initialized.
 // Without it, every nomination holds for the grace.
 func TestDisplacedPodsArePlannedAgainBeforeTheGrace(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
@@ -119,5 +120,13 @@ func TestDisplacedPodsArePlannedAgainBeforeTheGrace(t *testing.T) {
 	}
 	if res.Nominated != 2 {
 		t.Errorf("Nominated = %d, want 2", res.Nominated)
+	}
+	// The released pod is reported as displaced, so that the claim planned
+	// for it next can keep its room (DisplacedPodsAnnotation).
+	if len(res.Displaced) != 1 || !res.Displaced["big"] {
+		t.Errorf("Displaced = %v, want only big", res.Displaced)
+	}
+	if len(off.Displaced) != 0 {
+		t.Errorf("without ReleaseDisplaced: Displaced = %v, want none", off.Displaced)
 	}
 }

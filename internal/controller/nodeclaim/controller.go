@@ -51,6 +51,12 @@ type Options struct {
 	// own placement makes, but the scheduler binds far slower while many
 	// pods are nominated (docs/provisioning.md has the figures).
 	WriteNominatedNodeName bool
+	// NominateDisplaced turns on nominate for the pods a claim's
+	// DisplacedPodsAnnotation lists only: pods planned again after
+	// kube-scheduler gave the room planned for them to others. They are few
+	// (the scheduler's cost grows with the pods nominated), and each one it
+	// displaces again costs another node. On by default.
+	NominateDisplaced bool
 	// ReleaseDisplaced is the provisioner's ReplanDisplaced: nominate then
 	// leaves out the pods an initialized node has no room left for.
 	ReleaseDisplaced bool
@@ -65,7 +71,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{LaunchTimeout: 5 * time.Minute, RegistrationTimeout: 15 * time.Minute,
 		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 64, NominationGrace: time.Minute,
-		ConsistencyInterval: 10 * time.Minute}
+		NominateDisplaced: true, ConsistencyInterval: 10 * time.Minute}
 }
 
 // ProviderIDField indexes Nodes by spec.providerID and NodeClaims by
@@ -123,7 +129,8 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // SetupWithManager registers the controller, and with
-// WriteNominatedNodeName the indexes and the pod watch nominate needs;
+// WriteNominatedNodeName or NominateDisplaced the indexes and the pod watch
+// nominate needs;
 // SetupIndexes must run first.
 func (c *Controller) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if c.Now == nil {
@@ -136,7 +143,7 @@ func (c *Controller) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		// consolidateAfter is in the spec; status writes (every few seconds
 		// in a burst) do not concern the claims.
 		Watches(&karpv1.NodePool{}, handler.EnqueueRequestsFromMapFunc(c.claimsOfPool), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	if c.Opts.WriteNominatedNodeName {
+	if c.Opts.WriteNominatedNodeName || c.Opts.NominateDisplaced {
 		if err := setupNominationIndexes(ctx, mgr); err != nil {
 			return err
 		}

@@ -88,12 +88,13 @@ const nominateWorkers = 8
 
 // nominate writes the node's name into status.nominatedNodeName of each pod
 // the claim's nominations name that is still waiting, while those
-// nominations hold (snapshot.NominationsHold), if WriteNominatedNodeName is
-// on. kube-scheduler then tries that node first for the pod, and keeps the
-// pod's room there against pods of the same or lower priority. Without it
-// the scheduler spreads a burst over the new nodes by its own scoring: a
-// small pod takes the room planned for a large one, and the large one needs
-// a node of its own.
+// nominations hold (snapshot.NominationsHold): of every such pod if
+// WriteNominatedNodeName is on, else, if NominateDisplaced is, of those the
+// claim's DisplacedPodsAnnotation lists. kube-scheduler then tries that node
+// first for the pod, and keeps the pod's room there against pods of the
+// same or lower priority. Without it the scheduler spreads a burst over the
+// new nodes by its own scoring: a small pod takes the room planned for a
+// large one, and the large one needs a node of its own.
 //
 // It runs before the node loses its unregistered taint, so the scheduler
 // sees the nominations before it can place anything there. It is a hint:
@@ -104,10 +105,10 @@ const nominateWorkers = 8
 // bound ones leave room for are written: the provisioner plans the others
 // again elsewhere, and pointing them back here would undo that.
 func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, node *corev1.Node) {
-	if !c.Opts.WriteNominatedNodeName || !snapshot.NominationsHold(nc, c.Now(), c.Opts.NominationGrace) {
+	uids := nominees(nc, c.Opts.WriteNominatedNodeName, c.Opts.NominateDisplaced)
+	if len(uids) == 0 || !snapshot.NominationsHold(nc, c.Now(), c.Opts.NominationGrace) {
 		return
 	}
-	uids := snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation])
 	var waiting []*corev1.Pod
 	for _, uid := range uids {
 		pod, err := c.podByUID(ctx, uid)
@@ -143,6 +144,29 @@ func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, node *c
 			log.FromContext(ctx).Error(err, "writing nominatedNodeName", "pod", client.ObjectKeyFromObject(todo[i]), "node", node.Name)
 		}
 	})
+}
+
+// nominees are the nominated pods whose nominatedNodeName nominate writes:
+// all of them, only those also listed as displaced, or none.
+func nominees(nc *karpv1.NodeClaim, all, displaced bool) []types.UID {
+	uids := snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation])
+	if all {
+		return uids
+	}
+	if !displaced {
+		return nil
+	}
+	marked := map[types.UID]bool{}
+	for _, uid := range snapshot.Nominations(nc.Annotations[snapshot.DisplacedPodsAnnotation]) {
+		marked[uid] = true
+	}
+	out := uids[:0]
+	for _, uid := range uids {
+		if marked[uid] {
+			out = append(out, uid)
+		}
+	}
+	return out
 }
 
 // boundTo lists the pods bound to a node that still hold room there.

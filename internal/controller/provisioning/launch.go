@@ -23,7 +23,7 @@ import (
 // createClaims creates the plan's NodeClaims in parallel and returns how
 // many were created. Pods of a claim that failed stay pending and are
 // planned again by the next loop.
-func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1.NodePool, plan *solver.Plan) int {
+func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1.NodePool, plan *solver.Plan, displaced map[types.UID]bool) int {
 	logger := log.FromContext(ctx)
 	var mu sync.Mutex
 	created := 0
@@ -34,6 +34,7 @@ func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1
 			return
 		}
 		nc := NodeClaimFor(np, c)
+		markDisplaced(nc, nil, c.Pods, displaced)
 		// The name is chosen here, not by the server (generateName), so that
 		// a create whose response is lost is still known: the next loop
 		// waits for the cache to show it (or the server to deny it) instead
@@ -117,6 +118,7 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 			patched.Annotations = map[string]string{}
 		}
 		patched.Annotations[snapshot.NominatedPodsAnnotation] = value
+		markDisplaced(patched, pending, pods, res.Displaced)
 		// No optimistic lock: only the leader's provisioner writes
 		// nominations, and the loop waits until the cache shows its last
 		// ones, so the value it extends is current. A lock would fail on
@@ -128,6 +130,32 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 		p.expect(name, value)
 		p.events.add(name, pods)
 	})
+}
+
+// markDisplaced sets the claim's DisplacedPodsAnnotation to the pods it
+// already lists that are still pending (none for a claim being created,
+// whose pending is nil) and the displaced ones of pods, and removes it when
+// that leaves none.
+func markDisplaced(nc *karpv1.NodeClaim, pending map[types.UID]bool, pods []*corev1.Pod, displaced map[types.UID]bool) {
+	var uids []types.UID
+	for _, uid := range snapshot.Nominations(nc.Annotations[snapshot.DisplacedPodsAnnotation]) {
+		if pending[uid] {
+			uids = append(uids, uid)
+		}
+	}
+	for _, pod := range pods {
+		if displaced[pod.UID] {
+			uids = append(uids, pod.UID)
+		}
+	}
+	if len(uids) == 0 {
+		delete(nc.Annotations, snapshot.DisplacedPodsAnnotation)
+		return
+	}
+	if nc.Annotations == nil {
+		nc.Annotations = map[string]string{}
+	}
+	nc.Annotations[snapshot.DisplacedPodsAnnotation] = snapshot.EncodeNominations(uids)
 }
 
 // recordUnschedulable tells each pod the plan could not place why, as an

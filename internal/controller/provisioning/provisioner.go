@@ -253,9 +253,9 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	plan.Unschedulable = pendingOnly(plan.Unschedulable, res.Draining)
 	metrics.UnschedulablePods.Set(float64(len(plan.Unschedulable)))
 	logger.Info("planned pending pods", "pods", len(res.Input.Pods)-len(res.Draining), "draining", len(res.Draining), "nominatedEarlier", res.Nominated,
-		"newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String())
+		"displaced", len(res.Displaced), "newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String())
 
-	created := p.createClaims(ctx, pools, plan)
+	created := p.createClaims(ctx, pools, plan, res.Displaced)
 	p.nominateInFlight(ctx, cluster, ours, res, plan)
 	p.recordUnschedulable(plan)
 	if created < len(plan.NewClaims) {
