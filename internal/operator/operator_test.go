@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -561,5 +562,90 @@ func TestLearnedCapacityPersists(t *testing.T) {
 		want := node.Status.Capacity[corev1.ResourceMemory]
 		got := e.Capacity[corev1.ResourceMemory]
 		return got.Cmp(want) == 0, fmt.Errorf("learned memory %s, node has %s", got.String(), want.String())
+	})
+}
+
+// TestDisplacedPodsKeepTheirNewNode: with --nominate-displaced-pods, pods
+// whose initialized node another pod filled are planned onto a new
+// NodeClaim that lists them as displaced, get its node's name in
+// status.nominatedNodeName when it registers, and stay held there: no
+// third NodeClaim is made for them while their nominatedNodeName names the
+// second claim's node and the first claim still lists them too.
+func TestDisplacedPodsKeepTheirNewNode(t *testing.T) {
+	const pool = "displaced"
+	ctx := context.Background()
+	setup(t, pool, nil)
+	stop := startController(t, func(o *Options) { o.Lifecycle.NominateDisplaced = true })
+	defer stop()
+	pods := pendingPods(t, pool, 2, "100m")
+
+	var first karpv1.NodeClaim
+	eventually(t, 30*time.Second, "a registered NodeClaim", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil || len(cs) != 1 {
+			return false, fmt.Errorf("%d claims, err %v", len(cs), err)
+		}
+		first = cs[0]
+		return meta.IsStatusConditionTrue(first.Status.Conditions, karpv1.ConditionTypeRegistered), fmt.Errorf("conditions %v", first.Status.Conditions)
+	})
+	if v, ok := first.Annotations[snapshot.DisplacedPodsAnnotation]; ok {
+		t.Errorf("the first NodeClaim lists displaced pods %q before any were", v)
+	}
+	setNodeReady(t, first.Status.NodeName)
+	eventually(t, 20*time.Second, "the first claim Initialized", func() (bool, error) {
+		nc := &karpv1.NodeClaim{}
+		err := cluster.Client.Get(ctx, client.ObjectKey{Name: first.Name}, nc)
+		return err == nil && meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeInitialized), err
+	})
+
+	// Another pod takes nearly all of the node's CPU.
+	node := &corev1.Node{}
+	if err := cluster.Client.Get(ctx, client.ObjectKey{Name: first.Status.NodeName}, node); err != nil {
+		t.Fatal(err)
+	}
+	take := node.Status.Allocatable[corev1.ResourceCPU].DeepCopy()
+	take.Sub(resource.MustParse("50m"))
+	squatter := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pool + "-squatter", Labels: map[string]string{"test-pool": pool}},
+		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: take, corev1.ResourceMemory: resource.MustParse("64Mi")}}}}},
+	}
+	if err := cluster.Client.Create(ctx, squatter); err != nil {
+		t.Fatal(err)
+	}
+
+	var second karpv1.NodeClaim
+	eventually(t, 30*time.Second, "a second NodeClaim for the displaced pods, registered", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range cs {
+			if c.Name != first.Name {
+				second = c
+				return meta.IsStatusConditionTrue(c.Status.Conditions, karpv1.ConditionTypeRegistered), fmt.Errorf("conditions %v", c.Status.Conditions)
+			}
+		}
+		return false, fmt.Errorf("%d claims", len(cs))
+	})
+	listed := map[types.UID]bool{}
+	for _, uid := range snapshot.Nominations(second.Annotations[snapshot.DisplacedPodsAnnotation]) {
+		listed[uid] = true
+	}
+	for _, p := range pods {
+		if !listed[p.UID] {
+			t.Errorf("pod %s is not listed as displaced on %s (%q)", p.Name, second.Name, second.Annotations[snapshot.DisplacedPodsAnnotation])
+		}
+	}
+	for _, p := range pods {
+		eventually(t, 20*time.Second, "pod "+p.Name+" nominated to the second claim's node", func() (bool, error) {
+			got := &corev1.Pod{}
+			err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(p), got)
+			return err == nil && got.Status.NominatedNodeName == second.Status.NodeName, fmt.Errorf("nominatedNodeName %q, err %v", got.Status.NominatedNodeName, err)
+		})
+	}
+	consistently(t, 3*time.Second, "no third NodeClaim for pods nominated to the second", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		return err == nil && len(cs) == 2, fmt.Errorf("%d claims, err %v", len(cs), err)
 	})
 }

@@ -175,6 +175,7 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 
 	opts.Lifecycle.NominationGrace = opts.Provisioning.NominationGrace
 	opts.Lifecycle.ReleaseDisplaced = opts.Provisioning.ReplanDisplaced
+	opts.Provisioning.MarkDisplaced = opts.Lifecycle.NominateDisplaced && !opts.Lifecycle.WriteNominatedNodeName
 	lifecycle := &nodeclaim.Controller{Client: metrics.CountWrites(mgr.GetClient(), "lifecycle"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Lifecycle}
 	if err := lifecycle.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the NodeClaim lifecycle controller: %w", err)

@@ -53,9 +53,10 @@ type Options struct {
 	WriteNominatedNodeName bool
 	// NominateDisplaced turns on nominate for the pods a claim's
 	// DisplacedPodsAnnotation lists only: pods planned again after
-	// kube-scheduler gave the room planned for them to others. They are few
-	// (the scheduler's cost grows with the pods nominated), and each one it
-	// displaces again costs another node. On by default.
+	// kube-scheduler gave the room planned for them to others, each of which
+	// it may displace again, at the cost of another node. Off by default:
+	// in a burst of 10,000 pods hundreds are displaced at a time, and the
+	// writes cost more than they saved (docs/provisioning.md).
 	NominateDisplaced bool
 	// ReleaseDisplaced is the provisioner's ReplanDisplaced: nominate then
 	// leaves out the pods an initialized node has no room left for.
@@ -71,7 +72,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{LaunchTimeout: 5 * time.Minute, RegistrationTimeout: 15 * time.Minute,
 		InitializationTimeout: 15 * time.Minute, MaxConcurrentReconciles: 64, NominationGrace: time.Minute,
-		NominateDisplaced: true, ConsistencyInterval: 10 * time.Minute}
+		ConsistencyInterval: 10 * time.Minute}
 }
 
 // ProviderIDField indexes Nodes by spec.providerID and NodeClaims by

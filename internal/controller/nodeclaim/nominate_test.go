@@ -79,8 +79,8 @@ func TestNominees(t *testing.T) {
 	}
 }
 
-// TestDisplacedPodsGetTheirNode runs the lifecycle controller with the
-// default options against a real API server: when a claim's node registers,
+// TestDisplacedPodsGetTheirNode runs the lifecycle controller with
+// NominateDisplaced against a real API server: when a claim's node registers,
 // the pod the claim lists as displaced gets the node's name in
 // status.nominatedNodeName, written again after kube-scheduler would clear
 // it; the claim's other nominated pod is left to the scheduler's choice.
@@ -107,7 +107,9 @@ func TestDisplacedPodsGetTheirNode(t *testing.T) {
 	if err := cluster.Client.Patch(ctx, nc, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
-	runControllers(t, DefaultOptions())
+	opts := DefaultOptions()
+	opts.NominateDisplaced = true
+	runControllers(t, opts)
 
 	nominatedTo := func(name string) (string, error) {
 		p := &corev1.Pod{}

@@ -62,7 +62,7 @@ func (p *Provisioner) createClaims(ctx context.Context, pools map[string]*karpv1
 // nominateInFlight records pods the plan put on NodeClaims that are still
 // starting, adding them to the claims' nominations. Nominations of pods that
 // are no longer pending are dropped at the same time, so the list stays short.
-func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cluster, ours snapshot.Nominated, res *snapshot.Result, plan *solver.Plan) {
+func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cluster, ours snapshot.Nominated, res *snapshot.Result, plan *solver.Plan, displaced map[types.UID]bool) {
 	inFlight := map[string]bool{}
 	for _, n := range res.Input.Nodes {
 		if n.InFlight && !n.Deleting {
@@ -118,7 +118,9 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 			patched.Annotations = map[string]string{}
 		}
 		patched.Annotations[snapshot.NominatedPodsAnnotation] = value
-		markDisplaced(patched, pending, pods, res.Displaced)
+		if displaced != nil {
+			markDisplaced(patched, pending, pods, displaced)
+		}
 		// No optimistic lock: only the leader's provisioner writes
 		// nominations, and the loop waits until the cache shows its last
 		// ones, so the value it extends is current. A lock would fail on

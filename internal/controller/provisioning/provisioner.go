@@ -46,6 +46,10 @@ type Options struct {
 	// pods an initialized node has no room left for (snapshot.Options
 	// ReleaseDisplaced).
 	ReplanDisplaced bool
+	// MarkDisplaced lists the pods planned again that way on the NodeClaim
+	// they are planned onto (snapshot.DisplacedPodsAnnotation), for the
+	// lifecycle controller's NominateDisplaced, which sets it.
+	MarkDisplaced bool
 	// Policies are --min-values-policy and --preference-policy.
 	Policies solver.Policies
 	// PodEventQPS bounds the Nominated events sent a second (0:
@@ -255,8 +259,12 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	logger.Info("planned pending pods", "pods", len(res.Input.Pods)-len(res.Draining), "draining", len(res.Draining), "nominatedEarlier", res.Nominated,
 		"displaced", len(res.Displaced), "newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String())
 
-	created := p.createClaims(ctx, pools, plan, res.Displaced)
-	p.nominateInFlight(ctx, cluster, ours, res, plan)
+	var displaced map[types.UID]bool
+	if p.Opts.MarkDisplaced {
+		displaced = res.Displaced
+	}
+	created := p.createClaims(ctx, pools, plan, displaced)
+	p.nominateInFlight(ctx, cluster, ours, res, plan, displaced)
 	p.recordUnschedulable(plan)
 	if created < len(plan.NewClaims) {
 		return fmt.Errorf("created %d of %d NodeClaims", created, len(plan.NewClaims))
