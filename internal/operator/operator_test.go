@@ -164,6 +164,22 @@ func pendingPods(t *testing.T, pool string, n int, cpu string) []*corev1.Pod {
 	return out
 }
 
+// squat binds a pod to node that takes all of its CPU but 50m, as a pod
+// kube-scheduler placed there against the plan would.
+func squat(t *testing.T, pool string, node *corev1.Node) {
+	t.Helper()
+	take := node.Status.Allocatable[corev1.ResourceCPU].DeepCopy()
+	take.Sub(resource.MustParse("50m"))
+	squatter := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pool + "-squatter", Labels: map[string]string{"test-pool": pool}},
+		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: take, corev1.ResourceMemory: resource.MustParse("64Mi")}}}}},
+	}
+	if err := cluster.Client.Create(context.Background(), squatter); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func claimsOf(pool string) ([]karpv1.NodeClaim, error) {
 	var l karpv1.NodeClaimList
 	err := cluster.Client.List(context.Background(), &l, client.MatchingLabels{karpv1.NodePoolLabelKey: pool})
@@ -296,17 +312,7 @@ func TestProvisionLaunchRegisterInitialize(t *testing.T) {
 	// Another pod takes nearly all the node's CPU: the nominated pods no
 	// longer fit there and are planned again (--replan-displaced-pods), so a
 	// cleared nomination is not written back to this node any more.
-	alloc := node.Status.Allocatable[corev1.ResourceCPU]
-	take := alloc.DeepCopy()
-	take.Sub(resource.MustParse("50m"))
-	squatter := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pool + "-squatter", Labels: map[string]string{"test-pool": pool}},
-		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: take, corev1.ResourceMemory: resource.MustParse("64Mi")}}}}},
-	}
-	if err := cluster.Client.Create(context.Background(), squatter); err != nil {
-		t.Fatal(err)
-	}
+	squat(t, pool, node)
 	released := &corev1.Pod{}
 	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(pods[1]), released); err != nil {
 		t.Fatal(err)
@@ -603,16 +609,7 @@ func TestDisplacedPodsKeepTheirNewNode(t *testing.T) {
 	if err := cluster.Client.Get(ctx, client.ObjectKey{Name: first.Status.NodeName}, node); err != nil {
 		t.Fatal(err)
 	}
-	take := node.Status.Allocatable[corev1.ResourceCPU].DeepCopy()
-	take.Sub(resource.MustParse("50m"))
-	squatter := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pool + "-squatter", Labels: map[string]string{"test-pool": pool}},
-		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: take, corev1.ResourceMemory: resource.MustParse("64Mi")}}}}},
-	}
-	if err := cluster.Client.Create(ctx, squatter); err != nil {
-		t.Fatal(err)
-	}
+	squat(t, pool, node)
 
 	var second karpv1.NodeClaim
 	eventually(t, 30*time.Second, "a second NodeClaim for the displaced pods, registered", func() (bool, error) {

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,17 +19,21 @@ import (
 // kube-scheduler wrote itself means. Nor is a pod whose nominated node no
 // longer exists.
 type Nominated struct {
-	// ours maps each pod a live NodeClaim nominates to the claims' nodes
-	// that exist: more than one when the pod was displaced from the first
-	// and planned onto another, while its nominatedNodeName may still name
-	// either.
-	ours  map[types.UID][]string
+	// ours holds each pod a live NodeClaim nominates with the claim's node,
+	// once that node exists: a pod displaced from one claim and planned onto
+	// another has both, and its nominatedNodeName may still name either.
+	ours  map[podNode]bool
 	nodes NodeIndex
+}
+
+type podNode struct {
+	pod  types.UID
+	node string
 }
 
 // NominatedNodes builds Nominated from the cluster's NodeClaims and nodes.
 func NominatedNodes(claims []*karpv1.NodeClaim, nodes NodeIndex) Nominated {
-	out := Nominated{ours: map[types.UID][]string{}, nodes: nodes}
+	out := Nominated{ours: map[podNode]bool{}, nodes: nodes}
 	for _, nc := range claims {
 		if nc.DeletionTimestamp != nil {
 			continue
@@ -40,7 +43,7 @@ func NominatedNodes(claims []*karpv1.NodeClaim, nodes NodeIndex) Nominated {
 			continue
 		}
 		for _, uid := range Nominations(nc.Annotations[NominatedPodsAnnotation]) {
-			out.ours[uid] = append(out.ours[uid], node.Name)
+			out.ours[podNode{uid, node.Name}] = true
 		}
 	}
 	return out
@@ -51,7 +54,7 @@ func NominatedNodes(claims []*karpv1.NodeClaim, nodes NodeIndex) Nominated {
 // a node that is gone, is judged as if it had none.
 func (n Nominated) ProvisionableAt(p *corev1.Pod, now time.Time, untriedAfter time.Duration) bool {
 	nnn := p.Status.NominatedNodeName
-	own := nnn != "" && (slices.Contains(n.ours[p.UID], nnn) || n.nodes.ByName[nnn] == nil)
+	own := nnn != "" && (n.ours[podNode{p.UID, nnn}] || n.nodes.ByName[nnn] == nil)
 	return provisionableAt(p, now, untriedAfter, own)
 }
 

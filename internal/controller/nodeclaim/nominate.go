@@ -149,12 +149,12 @@ func (c *Controller) nominate(ctx context.Context, nc *karpv1.NodeClaim, node *c
 // nominees are the nominated pods whose nominatedNodeName nominate writes:
 // all of them, only those also listed as displaced, or none.
 func nominees(nc *karpv1.NodeClaim, all, displaced bool) []types.UID {
+	if !all && !displaced {
+		return nil // the default: nothing to decode on every reconcile
+	}
 	uids := snapshot.Nominations(nc.Annotations[snapshot.NominatedPodsAnnotation])
 	if all {
 		return uids
-	}
-	if !displaced {
-		return nil
 	}
 	marked := map[types.UID]bool{}
 	for _, uid := range snapshot.Nominations(nc.Annotations[snapshot.DisplacedPodsAnnotation]) {

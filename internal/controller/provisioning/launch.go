@@ -118,9 +118,7 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 			patched.Annotations = map[string]string{}
 		}
 		patched.Annotations[snapshot.NominatedPodsAnnotation] = value
-		if displaced != nil {
-			markDisplaced(patched, pending, pods, displaced)
-		}
+		markDisplaced(patched, pending, pods, displaced)
 		// No optimistic lock: only the leader's provisioner writes
 		// nominations, and the loop waits until the cache shows its last
 		// ones, so the value it extends is current. A lock would fail on
@@ -137,8 +135,12 @@ func (p *Provisioner) nominateInFlight(ctx context.Context, cluster *snapshot.Cl
 // markDisplaced sets the claim's DisplacedPodsAnnotation to the pods it
 // already lists that are still pending (none for a claim being created,
 // whose pending is nil) and the displaced ones of pods, and removes it when
-// that leaves none.
+// that leaves none. A nil displaced (the provisioner's MarkDisplaced off)
+// leaves the claim as it is.
 func markDisplaced(nc *karpv1.NodeClaim, pending map[types.UID]bool, pods []*corev1.Pod, displaced map[types.UID]bool) {
+	if displaced == nil {
+		return
+	}
 	var uids []types.UID
 	for _, uid := range snapshot.Nominations(nc.Annotations[snapshot.DisplacedPodsAnnotation]) {
 		if pending[uid] {

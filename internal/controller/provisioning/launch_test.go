@@ -14,7 +14,7 @@ import (
 // TestMarkDisplaced: a claim lists the displaced pods planned onto it, keeps
 // those it listed that are still pending, and loses the annotation when none
 // are left; a claim being created starts from none, whatever its NodePool's
-// template annotations say.
+// template annotations say; with marking off (nil displaced) nothing changes.
 func TestMarkDisplaced(t *testing.T) {
 	pod := func(uid string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}} }
 	claim := func(listed string) *karpv1.NodeClaim {
@@ -34,9 +34,10 @@ func TestMarkDisplaced(t *testing.T) {
 	}{
 		{"new claim, some displaced", "", nil, []*corev1.Pod{pod("a"), pod("b"), pod("c")}, map[types.UID]bool{"c": true, "a": true, "z": true}, "a c"},
 		{"new claim, none displaced", "", nil, []*corev1.Pod{pod("a")}, map[types.UID]bool{}, ""},
-		{"new claim, template's value dropped", "x", nil, []*corev1.Pod{pod("a")}, nil, ""},
+		{"new claim, template's value dropped", "x", nil, []*corev1.Pod{pod("a")}, map[types.UID]bool{}, ""},
+		{"marking off: left as it is", "x", nil, []*corev1.Pod{pod("a")}, nil, "x"},
 		{"in flight: kept while pending, added", "x y", map[types.UID]bool{"x": true}, []*corev1.Pod{pod("a"), pod("b")}, map[types.UID]bool{"b": true}, "b x"},
-		{"in flight: none pending, none added", "x", map[types.UID]bool{}, []*corev1.Pod{pod("a")}, nil, ""},
+		{"in flight: none pending, none added", "x", map[types.UID]bool{}, []*corev1.Pod{pod("a")}, map[types.UID]bool{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nc := claim(tc.listed)
