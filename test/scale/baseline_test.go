@@ -154,6 +154,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	for n, p := range comps {
 		compCPU0[n] = procCPU(p)
 	}
+	sched0, schedPort := schedulerReading(comps)
 	selfCPU0 := procCPU(os.Getpid())
 
 	var created atomic.Int64
@@ -221,6 +222,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 		top, total := topRequests(req0.all, req.all, 12)
 		logf("%s API requests from the first pod create: %.0f in all; most: %s", label, total, strings.Join(top, ", "))
 	}
+	logScheduler(label+" KUBE-SCHEDULER from the first pod create", sched0, schedPort)
 	if ev, err := eventsBySource(ctx, cs); err == nil {
 		logf("%s EVENTS stored by reporter and reason: %s", label, strings.Join(fmtEvents(ev, 12), ", "))
 	}

@@ -397,6 +397,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 	for n, p := range comps {
 		compCPU0[n] = procCPU(p)
 	}
+	sched0, schedPort := schedulerReading(comps)
 
 	// Progress lines until the run ends.
 	var createdCount atomic.Int64
@@ -465,6 +466,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 			logf("API requests %s: %.0f in all; most: %s; refused as conflicts (409): %.0f, most: %s", what, total, strings.Join(top, ", "),
 				refused, strings.Join(conflicts, ", "))
 		}
+		logScheduler("KUBE-SCHEDULER "+what, sched0, schedPort)
 		return all
 	}
 
@@ -1519,4 +1521,37 @@ func procCPU(pid int) time.Duration {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	const ticks = 100 // USER_HZ on Linux
 	return time.Duration(ut+st) * time.Second / ticks
+}
+
+// schedulerReading is kube-scheduler's counters now and the port to read
+// them again, or a zero port when they cannot be read (the run goes on
+// without them).
+func schedulerReading(pids map[string]int) (schedulerCounts, int) {
+	pid, ok := pids[devcluster.ComponentKubeScheduler]
+	if !ok {
+		logf("kube-scheduler's pid is unknown; its counters will not be reported")
+		return schedulerCounts{}, 0
+	}
+	port, err := schedulerPort(pid)
+	if err == nil {
+		var c schedulerCounts
+		if c, err = readScheduler(port); err == nil {
+			return c, port
+		}
+	}
+	logf("kube-scheduler's counters will not be reported: %v", err)
+	return schedulerCounts{}, 0
+}
+
+// logScheduler logs what kube-scheduler did since the reading before.
+func logScheduler(what string, before schedulerCounts, port int) {
+	if port == 0 {
+		return
+	}
+	after, err := readScheduler(port)
+	if err != nil {
+		logf("%s: %v", what, err)
+		return
+	}
+	logf("%s: %s", what, schedulerSummary(before, after, 8))
 }
