@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"syscall"
@@ -37,12 +38,7 @@ func devCommand() *cobra.Command {
 		Short: "Stop the controller and delete the local cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			env, err := devenv.Open(devcluster.Options{Name: devClusterName}, "")
-			if err != nil {
-				return fmt.Errorf("no local cluster to remove: %w", err)
-			}
-			_ = env.KillController(syscall.SIGTERM)
-			if err := env.Cluster.Delete(cmd.Context()); err != nil {
+			if err := devDown(cmd.Context(), devcluster.Options{Name: devClusterName}); err != nil {
 				return err
 			}
 			fmt.Println("local cluster removed")
@@ -83,4 +79,21 @@ func devUp(cmd *cobra.Command, controllerArgs []string) (*devenv.Env, error) {
 		return nil, err
 	}
 	return env, nil
+}
+
+// devDown stops the controller of the local cluster opts names and deletes
+// the cluster. Deleting runs kwokctl, so it finds the binaries as dev up does
+// (already built: that takes no time).
+func devDown(ctx context.Context, opts devcluster.Options) error {
+	bin, err := kubebin.Binaries()
+	if err != nil {
+		return err
+	}
+	opts.BinariesDir = bin
+	env, err := devenv.Open(opts, "")
+	if err != nil {
+		return fmt.Errorf("no local cluster to remove: %w", err)
+	}
+	_ = env.KillController(syscall.SIGTERM)
+	return env.Cluster.Delete(ctx)
 }
