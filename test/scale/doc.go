@@ -22,7 +22,9 @@
 // the solves it ran (from its log and its metrics endpoint), how many pods
 // were Running then, the CPU each process of the cluster used, and the
 // requests kube-apiserver served, by verb and resource (which writes loaded
-// it). It then waits for every pod to run, counting the NodeClaims that still
+// it), and what kube-scheduler did (KUBE-SCHEDULER: its tries by result,
+// tries per pod it bound, and why it queued pods again, from its own
+// metrics). It then waits for every pod to run, counting the NodeClaims that still
 // come: pods kube-scheduler put elsewhere than planned are planned again once
 // their nominations lapse.
 //
