@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
 	"github.com/nodewright/nodewright/internal/controller/nodeclaim"
@@ -644,5 +645,64 @@ func TestDisplacedPodsKeepTheirNewNode(t *testing.T) {
 	consistently(t, 3*time.Second, "no third NodeClaim for pods nominated to the second", func() (bool, error) {
 		cs, err := claimsOf(pool)
 		return err == nil && len(cs) == 2, fmt.Errorf("%d claims, err %v", len(cs), err)
+	})
+}
+
+// A NodeOverlay that states a type's real memory makes a pod fit that the
+// catalog's estimate does not. The provider's Create must judge the claim as
+// the solver did: it refused it, the claim was deleted and planned again
+// every 2 s, and the pod never ran.
+func TestOverlayMadeFitLaunches(t *testing.T) {
+	const pool = "overlay-fit"
+	ctx := context.Background()
+	setup(t, pool, func(np *karpv1.NodePool) {
+		np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements, karpv1.NodeSelectorRequirementWithMinValues{
+			NodeSelectorRequirement: corev1.NodeSelectorRequirement{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"r5a.8xlarge"}}})
+	})
+	overlay := &karpv1alpha1.NodeOverlay{
+		ObjectMeta: metav1.ObjectMeta{Name: pool},
+		Spec: karpv1alpha1.NodeOverlaySpec{
+			Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"r5a.8xlarge"}}},
+			Capacity:     corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Gi")},
+		},
+	}
+	if err := cluster.Client.Create(ctx, overlay); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), overlay) })
+	stop := startController(t, nil)
+	defer stop()
+	big := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pool + "-big", Labels: map[string]string{"test-pool": pool}},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{karpv1.NodePoolLabelKey: pool},
+			Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("240Gi")}}}},
+		},
+	}
+	if err := cluster.Client.Create(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	big.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}
+	if err := cluster.Client.Status().Update(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+
+	var launched karpv1.NodeClaim
+	eventually(t, 30*time.Second, "a launched r5a.8xlarge NodeClaim", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil || len(cs) != 1 {
+			return false, fmt.Errorf("%d claims, err %v", len(cs), err)
+		}
+		launched = cs[0]
+		return meta.IsStatusConditionTrue(launched.Status.Conditions, karpv1.ConditionTypeLaunched) &&
+			launched.Labels[corev1.LabelInstanceTypeStable] == "r5a.8xlarge", fmt.Errorf("conditions %v", launched.Status.Conditions)
+	})
+	consistently(t, 5*time.Second, "the same NodeClaim, not deleted and made again", func() (bool, error) {
+		cs, err := claimsOf(pool)
+		if err != nil {
+			return false, err
+		}
+		return len(cs) == 1 && cs[0].UID == launched.UID && cs[0].DeletionTimestamp == nil, fmt.Errorf("%d claims", len(cs))
 	})
 }

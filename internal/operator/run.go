@@ -154,6 +154,11 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 	if err := store.Load(ctx, direct); err != nil {
 		return err
 	}
+	// Create judges a claim's types as the solver did, overlays and learned
+	// capacity included, or it would refuse the claims they made fit.
+	if !cloudprovider.SetTypeView(provider, provisioning.TypeView(mgr.GetClient(), store)) {
+		return fmt.Errorf("cloud provider %q takes no type view", provider.Name())
+	}
 	// From here on, what acts as leader waits for the learned capacities to
 	// be read again on election (see reloadOnElection).
 	if mgr, err = reloadOnElection(mgr, store, direct); err != nil {

@@ -62,9 +62,10 @@ func (p *Provider) Create(ctx context.Context, claim *karpv1.NodeClaim) (*karpv1
 	if err != nil {
 		return nil, err
 	}
+	viewed := cloudprovider.Viewed(ctx, p.typeView(), claim, types)
 	var tried []cloudprovider.Offering
 	for try := 0; try < maxFleetTries; try++ {
-		cands := p.candidates(claim, class, types)
+		cands := p.candidates(claim, class, types, viewed)
 		if len(cands) == 0 {
 			break
 		}
@@ -93,20 +94,26 @@ func (p *Provider) Create(ctx context.Context, claim *karpv1.NodeClaim) (*karpv1
 
 // candidates are the offerings claim allows, in the capacity type to launch
 // (spot when any spot offering is allowed), cheapest first, at most
-// maxFleetTypes types.
-func (p *Provider) candidates(claim *karpv1.NodeClaim, class *awsv1.EC2NodeClass, types []*instancetype.InstanceType) []candidate {
+// maxFleetTypes types. Fit and price are judged on viewed, types as the
+// solver saw them (learned capacity, NodeOverlays; nil: types as they are);
+// the machine launched is the type's own.
+func (p *Provider) candidates(claim *karpv1.NodeClaim, class *awsv1.EC2NodeClass, types, viewed []*instancetype.InstanceType) []candidate {
 	reqs := scheduling.NewRequirements()
 	for _, r := range claim.Spec.Requirements {
 		reqs.Add(scheduling.NewRequirement(r.Key, r.Operator, r.Values...))
 	}
+	if len(viewed) != len(types) {
+		viewed = types
+	}
 	subnets := subnetPerZone(class.Status.Subnets)
 	var out []candidate
-	for _, it := range types {
-		if it.Requirements.Compatible(reqs) != nil || !cloudprovider.Fits(it.Allocatable(), claim.Spec.Resources.Requests) {
+	for i, seen := range viewed {
+		it := types[i]
+		if seen.Requirements.Compatible(reqs) != nil || !cloudprovider.Fits(seen.Allocatable(), claim.Spec.Resources.Requests) {
 			continue
 		}
 		ami := amiFor(class.Status.AMIs, it)
-		for _, o := range it.Offerings {
+		for _, o := range seen.Offerings {
 			if o.Available && o.Allowed(reqs) && subnets[o.Zone] != "" && !p.ice.Has(offeringOf(it.Name, o)) {
 				out = append(out, candidate{it: it, offering: o, ami: ami, subnet: subnets[o.Zone]})
 			}

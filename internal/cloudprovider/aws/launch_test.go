@@ -301,12 +301,12 @@ func testProvider() *Provider {
 func TestCandidatesChooseSpotWhenAllowedCheapestFirst(t *testing.T) {
 	types := candidateTypes(2)
 	class := candidateClass("us-east-1a", "us-east-1b")
-	got := candidateIDs(testProvider().candidates(claimAllowing("spot", "on-demand"), class, types))
+	got := candidateIDs(testProvider().candidates(claimAllowing("spot", "on-demand"), class, types, nil))
 	want := []string{"t000/us-east-1a/spot@subnet-0", "t000/us-east-1b/spot@subnet-1", "t001/us-east-1a/spot@subnet-0", "t001/us-east-1b/spot@subnet-1"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("candidates %v, want %v", got, want)
 	}
-	got = candidateIDs(testProvider().candidates(claimAllowing("on-demand"), class, types))
+	got = candidateIDs(testProvider().candidates(claimAllowing("on-demand"), class, types, nil))
 	want = []string{"t000/us-east-1a/on-demand@subnet-0", "t000/us-east-1b/on-demand@subnet-1", "t001/us-east-1a/on-demand@subnet-0", "t001/us-east-1b/on-demand@subnet-1"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("on-demand only: candidates %v, want %v", got, want)
@@ -317,14 +317,14 @@ func TestCandidatesLeaveOutZonesWithoutSubnetAndOfferingsShortOfCapacity(t *test
 	types := candidateTypes(2)
 	p := testProvider()
 	p.ice.Add(cloudprovider.Offering{InstanceType: "t000", Zone: "us-east-1a", CapacityType: karpv1.CapacityTypeSpot})
-	got := candidateIDs(p.candidates(claimAllowing("spot", "on-demand"), candidateClass("us-east-1a"), types))
+	got := candidateIDs(p.candidates(claimAllowing("spot", "on-demand"), candidateClass("us-east-1a"), types, nil))
 	want := []string{"t001/us-east-1a/spot@subnet-0"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("candidates %v, want %v", got, want)
 	}
 	// With every spot offering short, on-demand is next.
 	p.ice.Add(cloudprovider.Offering{InstanceType: "t001", Zone: "us-east-1a", CapacityType: karpv1.CapacityTypeSpot})
-	got = candidateIDs(p.candidates(claimAllowing("spot", "on-demand"), candidateClass("us-east-1a"), types))
+	got = candidateIDs(p.candidates(claimAllowing("spot", "on-demand"), candidateClass("us-east-1a"), types, nil))
 	want = []string{"t000/us-east-1a/on-demand@subnet-0", "t001/us-east-1a/on-demand@subnet-0"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("spot short: candidates %v, want %v", got, want)
@@ -339,7 +339,7 @@ func TestCandidatesTieBreakByNameThenZone(t *testing.T) {
 		}
 	}
 	// The subnets list zone b first; ordering must not follow it.
-	got := candidateIDs(testProvider().candidates(claimAllowing("on-demand"), candidateClass("us-east-1b", "us-east-1a"), types))
+	got := candidateIDs(testProvider().candidates(claimAllowing("on-demand"), candidateClass("us-east-1b", "us-east-1a"), types, nil))
 	want := []string{"t000/us-east-1a/on-demand@subnet-1", "t000/us-east-1b/on-demand@subnet-0", "t001/us-east-1a/on-demand@subnet-1", "t001/us-east-1b/on-demand@subnet-0"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("candidates %v, want %v", got, want)
@@ -348,7 +348,7 @@ func TestCandidatesTieBreakByNameThenZone(t *testing.T) {
 
 func TestCandidatesKeepAtMostSixtyTypes(t *testing.T) {
 	types := candidateTypes(maxFleetTypes + 10)
-	got := testProvider().candidates(claimAllowing("spot"), candidateClass("us-east-1a", "us-east-1b"), types)
+	got := testProvider().candidates(claimAllowing("spot"), candidateClass("us-east-1a", "us-east-1b"), types, nil)
 	names := map[string]int{}
 	for _, c := range got {
 		names[c.it.Name]++
@@ -371,9 +371,34 @@ func TestCandidatesFitTheClaimsRequests(t *testing.T) {
 	types[0].Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 	claim := claimAllowing("on-demand")
 	claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}
-	got := candidateIDs(testProvider().candidates(claim, candidateClass("us-east-1a"), types))
+	got := candidateIDs(testProvider().candidates(claim, candidateClass("us-east-1a"), types, nil))
 	if want := []string{"t001/us-east-1a/on-demand@subnet-0"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("candidates %v, want %v (t000 is too small)", got, want)
+	}
+}
+
+// Fit and price are judged on the view (a NodeOverlay, learned capacity),
+// as the solver judged them, and the launched type is the catalog's: with
+// the bare catalog a claim an overlay made fit would be refused, deleted and
+// planned again, forever.
+func TestCandidatesJudgeTheView(t *testing.T) {
+	types := candidateTypes(2)
+	types[0].Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	claim := claimAllowing("on-demand")
+	claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}
+	viewed := []*instancetype.InstanceType{{}, types[1]}
+	*viewed[0] = *types[0]
+	viewed[0].Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	viewed[0].Offerings = append(instancetype.Offerings(nil), types[0].Offerings...)
+	for i := range viewed[0].Offerings {
+		viewed[0].Offerings[i].Price = 1000 // dearer than t001's
+	}
+	got := testProvider().candidates(claim, candidateClass("us-east-1a"), types, viewed)
+	if want := []string{"t001/us-east-1a/on-demand@subnet-0", "t000/us-east-1a/on-demand@subnet-0"}; !reflect.DeepEqual(candidateIDs(got), want) {
+		t.Fatalf("candidates %v, want %v (t000 fits by the view, at the view's price)", candidateIDs(got), want)
+	}
+	if got[1].it != types[0] {
+		t.Error("the candidate is the view's copy of t000; the machine launched must be the catalog's")
 	}
 }
 

@@ -84,9 +84,21 @@ type Provider struct {
 	ice       *cloudprovider.Unavailable
 	shapes    sync.Map // shapeKey -> []*instancetype.InstanceType
 	templates sync.Map // launch template name -> ID
+	view      atomic.Pointer[cloudprovider.TypeView]
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)
+
+// SetTypeView makes Create judge fit and price as the solver does; see
+// cloudprovider.TypeView.
+func (p *Provider) SetTypeView(v cloudprovider.TypeView) { p.view.Store(&v) }
+
+func (p *Provider) typeView() cloudprovider.TypeView {
+	if v := p.view.Load(); v != nil {
+		return *v
+	}
+	return nil
+}
 
 // NewProvider returns a provider that reads EC2NodeClasses through kube and
 // calls EC2 through api.

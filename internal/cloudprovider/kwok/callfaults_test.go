@@ -1,6 +1,7 @@
 package kwok
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -133,7 +134,7 @@ func TestLaunchOverAnUnseenNodeReturnsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var other candidate
-	for _, c := range e.p.candidates(claim) {
+	for _, c := range e.p.candidates(context.Background(), claim) {
 		if c.it.Name != first.Labels[corev1.LabelInstanceTypeStable] {
 			other = c
 			break

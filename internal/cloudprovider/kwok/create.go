@@ -58,7 +58,7 @@ func (p *Provider) Create(ctx context.Context, claim *karpv1.NodeClaim) (*karpv1
 	}
 
 	var tried []cloudprovider.Offering
-	for _, c := range p.candidates(claim) {
+	for _, c := range p.candidates(ctx, claim) {
 		if !outOfCapacity(faults, c.id()) {
 			out, err := p.launch(ctx, claim, nc, faults, c)
 			if err == nil && fault.fault == lostResponse {
@@ -77,20 +77,27 @@ func (p *Provider) Create(ctx context.Context, claim *karpv1.NodeClaim) (*karpv1
 // candidates are the offerings claim allows, cheapest first (ties by type,
 // zone and capacity type, so that the choice is deterministic): of types
 // compatible with its requirements whose allocatable holds its requests,
-// available in the catalog and not known to be short of capacity.
-func (p *Provider) candidates(claim *karpv1.NodeClaim) []candidate {
+// available in the catalog and not known to be short of capacity. Fit and
+// price are judged as the solver judged them (the type view: learned
+// capacity, NodeOverlays); the machine launched is the catalog's.
+func (p *Provider) candidates(ctx context.Context, claim *karpv1.NodeClaim) []candidate {
 	reqs := scheduling.NewRequirements()
 	for _, r := range claim.Spec.Requirements {
 		reqs.Add(scheduling.NewRequirement(r.Key, r.Operator, r.Values...))
 	}
+	viewed := cloudprovider.Viewed(ctx, p.typeView(), claim, p.types)
 	var out []candidate
-	for _, it := range p.types {
-		if it.Requirements.Compatible(reqs) != nil || !cloudprovider.Fits(p.allocatable[it.Name], claim.Spec.Resources.Requests) {
+	for i, it := range viewed {
+		alloc := p.allocatable[it.Name]
+		if it != p.types[i] {
+			alloc = it.Allocatable()
+		}
+		if it.Requirements.Compatible(reqs) != nil || !cloudprovider.Fits(alloc, claim.Spec.Resources.Requests) {
 			continue
 		}
 		for _, o := range it.Offerings {
 			if o.Available && o.Allowed(reqs) && !p.ice.Has(offeringOf(it.Name, o)) {
-				out = append(out, candidate{it: it, offering: o})
+				out = append(out, candidate{it: p.types[i], offering: o})
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,6 +139,18 @@ type Provider struct {
 	ice          *cloudprovider.Unavailable
 	launchErrors *launchErrorCounter
 	draws        *callDraws
+	view         atomic.Pointer[cloudprovider.TypeView]
+}
+
+// SetTypeView makes Create judge fit and price as the solver does; see
+// cloudprovider.TypeView.
+func (p *Provider) SetTypeView(v cloudprovider.TypeView) { p.view.Store(&v) }
+
+func (p *Provider) typeView() cloudprovider.TypeView {
+	if v := p.view.Load(); v != nil {
+		return *v
+	}
+	return nil
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)

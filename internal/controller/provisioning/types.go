@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	karpv1alpha1 "github.com/nodewright/nodewright/api/karpenter/v1alpha1"
 	"github.com/nodewright/nodewright/internal/cloudprovider"
@@ -46,4 +49,30 @@ func ResolveTypes(ctx context.Context, cp cloudprovider.CloudProvider, store *le
 		out[np.Name] = instancetype.ApplyOverlays(its, compiled, snapshot.PoolLabels(np))
 	}
 	return out, poolErrs, overlayErrs
+}
+
+// TypeView is ResolveTypes's view for one NodeClaim, for the cloud
+// provider's Create (cloudprovider.TypeView): learned capacity, then the
+// NodeOverlays as they match the claim's NodePool, whose labels the claim
+// carries. Overlays that do not compile are skipped, as ResolveTypes skips
+// them; when the overlays cannot be read, only learned capacity applies and
+// the claim is judged on the catalog's capacity, as before overlays.
+func TypeView(c client.Reader, store *learned.Store) cloudprovider.TypeView {
+	return func(ctx context.Context, claim *karpv1.NodeClaim, its []*instancetype.InstanceType) []*instancetype.InstanceType {
+		if store != nil {
+			its = store.Apply(its)
+		}
+		var list karpv1alpha1.NodeOverlayList
+		if err := c.List(ctx, &list); err != nil {
+			log.FromContext(ctx).Error(err, "reading NodeOverlays to judge a NodeClaim's instance types; judging without them", "nodeclaim", claim.Name)
+			return its
+		}
+		var compiled []instancetype.Overlay
+		for i := range list.Items {
+			if o, err := instancetype.CompileOverlay(&list.Items[i]); err == nil {
+				compiled = append(compiled, o)
+			}
+		}
+		return instancetype.ApplyOverlays(its, compiled, claim.Labels)
+	}
 }
