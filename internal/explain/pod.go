@@ -2,10 +2,12 @@ package explain
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
@@ -46,6 +48,9 @@ const (
 	DecisionLaunch DecisionKind = "Launch"
 	// DecisionUnschedulable: nothing can hold the pod.
 	DecisionUnschedulable DecisionKind = "Unschedulable"
+	// DecisionNominated: the pod waits for an in-flight NodeClaim nodewright
+	// launched for it; the solver plans it no further.
+	DecisionNominated DecisionKind = "Nominated"
 )
 
 // Decision is what a solve of the whole cluster does with the pod.
@@ -53,6 +58,9 @@ type Decision struct {
 	Kind DecisionKind
 	// Node is the existing node, for DecisionExisting.
 	Node string
+	// NodeClaim is the in-flight NodeClaim the pod waits for, for
+	// DecisionNominated.
+	NodeClaim string
 	// NodePool, InstanceTypes (cheapest first) and Price of the NodeClaim
 	// to launch, with how many pods it would hold, for DecisionLaunch.
 	NodePool      string
@@ -134,7 +142,17 @@ func Pod(in Input, namespace, name string) (*PodExplanation, error) {
 		return nil, fmt.Errorf("solving the cluster's pending pods: %w", err)
 	}
 	ex.Decision = decide(plan, pod)
+	if claim := nominatedTo(res, pod); claim != "" && ex.Decision.Kind == DecisionNone {
+		ex.Decision = Decision{Kind: DecisionNominated, NodeClaim: claim}
+	}
 
+	if ex.Decision.Kind == DecisionNominated {
+		// Where else it would fit, and why not: judged without its own
+		// NodeClaim holding it, or that claim would refuse it for want of
+		// the room it holds for it.
+		freed, freedPod := unbind(cluster, pod)
+		res, pod = snapshot.Build(freed, in.PoolTypes, snapshot.Options{Now: in.Now, NominationGrace: time.Minute, UntriedAfter: time.Nanosecond}), freedPod
+	}
 	why, err := solver.ExplainPod(res.Input, pod)
 	if err != nil {
 		return nil, fmt.Errorf("explaining pod %s: %w", ex.Pod, err)
@@ -148,7 +166,10 @@ func Pod(in Input, namespace, name string) (*PodExplanation, error) {
 }
 
 // unbind returns the cluster with the pod waiting for a node, as
-// kube-scheduler would leave it if it found none.
+// kube-scheduler would leave it if it found none. The NodeClaims that
+// nominated it forget it too: a pod bound within the nomination grace is
+// still listed on the claim it was planned for, which would hold it there
+// (its own node would then count it against itself).
 func unbind(c *snapshot.Cluster, p *corev1.Pod) (*snapshot.Cluster, *corev1.Pod) {
 	cp := p.DeepCopy()
 	cp.Spec.NodeName, cp.Status.NominatedNodeName, cp.DeletionTimestamp = "", "", nil
@@ -162,7 +183,48 @@ func unbind(c *snapshot.Cluster, p *corev1.Pod) (*snapshot.Cluster, *corev1.Pod)
 		}
 		out.Pods[i] = q
 	}
+	out.NodeClaims = make([]*karpv1.NodeClaim, len(c.NodeClaims))
+	for i, nc := range c.NodeClaims {
+		out.NodeClaims[i] = withoutNomination(nc, p.UID)
+	}
 	return &out, cp
+}
+
+// withoutNomination returns nc, or a copy that no longer lists uid among
+// its nominated or displaced pods.
+func withoutNomination(nc *karpv1.NodeClaim, uid types.UID) *karpv1.NodeClaim {
+	var cp *karpv1.NodeClaim
+	for _, key := range []string{snapshot.NominatedPodsAnnotation, snapshot.DisplacedPodsAnnotation} {
+		v, ok := nc.Annotations[key]
+		if !ok {
+			continue
+		}
+		uids := snapshot.Nominations(v)
+		kept := slices.DeleteFunc(slices.Clone(uids), func(u types.UID) bool { return u == uid })
+		if len(kept) == len(uids) {
+			continue
+		}
+		if cp == nil {
+			cp = nc.DeepCopy()
+		}
+		cp.Annotations[key] = snapshot.EncodeNominations(kept)
+	}
+	if cp == nil {
+		return nc
+	}
+	return cp
+}
+
+// nominatedTo is the in-flight NodeClaim the snapshot holds the pod on, or "".
+func nominatedTo(res *snapshot.Result, p *corev1.Pod) string {
+	for _, n := range res.Input.Nodes {
+		for _, q := range n.Pods {
+			if q.UID == p.UID && res.ClaimOf[n.Name] != "" {
+				return res.ClaimOf[n.Name]
+			}
+		}
+	}
+	return ""
 }
 
 // podStatus says where the pod is. Without a snapshot it says only what

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/snapshot"
 )
 
 // TestPodExplanations renders explain pod on small clusters and compares
@@ -47,6 +50,27 @@ func TestPodExplanations(t *testing.T) {
 			general := pool("general", onlyTypes("m5.large", "m5.xlarge"))
 			s.Cluster.NodePools = append(s.Cluster.NodePools, general)
 			s.node("node-a", general, "m5.xlarge", 0)
+			s.pod("web", "web", "node-a", "3", "4Gi", nil)
+		}, "web", "Decision if it were pending now: goes to existing node node-a"},
+		{"pod-nominated-to-in-flight-claim", func(s *sources) {
+			general := pool("general", onlyTypes("m5.large", "m5.xlarge"))
+			s.Cluster.NodePools = append(s.Cluster.NodePools, general)
+			nc, _ := s.node("claim-a", general, "m5.xlarge", 0)
+			// Launched, its node not there yet.
+			s.Cluster.Nodes = nil
+			nc.Status.NodeName = ""
+			nc.Status.Conditions = []metav1.Condition{{Type: karpv1.ConditionTypeLaunched, Status: "True", LastTransitionTime: metav1.NewTime(now)}}
+			nc.Annotations[snapshot.NominatedPodsAnnotation] = "web"
+			s.pod("web", "web", "", "3", "4Gi", nil)
+		}, "web", "Decision: wait for NodeClaim claim-a, launched for it"},
+		{"pod-bound-within-the-nomination-grace", func(s *sources) {
+			general := pool("general", onlyTypes("m5.large", "m5.xlarge"))
+			s.Cluster.NodePools = append(s.Cluster.NodePools, general)
+			nc, _ := s.node("node-a", general, "m5.xlarge", 0)
+			// Initialized seconds ago: the claim still lists the pod it was
+			// launched for.
+			nc.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-10 * time.Second))
+			nc.Annotations[snapshot.NominatedPodsAnnotation] = "web"
 			s.pod("web", "web", "node-a", "3", "4Gi", nil)
 		}, "web", "Decision if it were pending now: goes to existing node node-a"},
 		{"pod-only-a-static-pool-matches", func(s *sources) {

@@ -40,6 +40,8 @@ func (e *PodExplanation) WriteText(w io.Writer) error {
 		}
 	case DecisionUnschedulable:
 		p.line(0, "%s: %s", decision, d.Reason)
+	case DecisionNominated:
+		p.line(0, "%s: wait for NodeClaim %s, launched for it; nothing more to plan", decision, d.NodeClaim)
 	default:
 		p.line(0, "%s: none; nodewright does not provision for this pod. Below: where it would fit.", decision)
 	}
