@@ -52,7 +52,9 @@ func (w wrapped) Unwrap() CloudProvider { return w.CloudProvider }
 
 func TestSetTypeViewLooksThroughDecorators(t *testing.T) {
 	inner := &viewer{}
-	view := TypeView(func(_ context.Context, _ *karpv1.NodeClaim, its []*instancetype.InstanceType) []*instancetype.InstanceType { return its })
+	view := TypeView(func(_ context.Context, _ *karpv1.NodeClaim, its []*instancetype.InstanceType) []*instancetype.InstanceType {
+		return its
+	})
 	if !SetTypeView(wrapped{inner}, view) || inner.got == nil {
 		t.Error("the view did not reach the provider behind the decorator")
 	}
