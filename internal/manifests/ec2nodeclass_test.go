@@ -14,6 +14,7 @@ spec:
   template:
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: %s}
+      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
 `
 
 const ec2Class = `apiVersion: karpenter.k8s.aws/v1
@@ -34,8 +35,9 @@ func sprintf(format string, args ...string) string {
 }
 
 // TestEC2NodeClasses loads NodePools on EC2NodeClasses: good classes are
-// kept with the API server's defaults; a class nodewright cannot shape
-// nodes from is refused with the field named, and so is a NodePool on it.
+// kept with the API server's defaults; a class the API server would refuse
+// is refused with the field named (the CRD's own checks), and so is a
+// NodePool on it.
 func TestEC2NodeClasses(t *testing.T) {
 	docs := []string{
 		sprintf(ec2Class, "good", "  amiSelectorTerms: [{alias: bottlerocket@latest}]\n  kubelet: {maxPods: 50, evictionHard: {memory.available: 5%}}\n"),
@@ -45,7 +47,7 @@ func TestEC2NodeClasses(t *testing.T) {
 		sprintf(ec2Class, "badkubelet", "  amiSelectorTerms: [{alias: al2023@latest}]\n  kubelet: {systemReserved: {cpu: lots}}\n"),
 		sprintf(ec2Pool, "on-badkubelet", "badkubelet"),
 		sprintf(ec2Pool, "on-missing", "missing"),
-		"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: on-azure}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: x}\n",
+		"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: on-azure}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: x}\n      requirements: []\n",
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "all.yaml"), []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
@@ -59,9 +61,9 @@ func TestEC2NodeClasses(t *testing.T) {
 		t.Errorf("metadataOptions not defaulted as the API server does: %+v", got)
 	}
 	want := map[string]string{
-		"EC2NodeClass nofamily":   "spec.amiSelectorTerms has no alias and spec.amiFamily is not set",
+		"EC2NodeClass nofamily":   "must specify amiFamily if amiSelectorTerms does not contain an alias",
 		"NodePool on-nofamily":    "names EC2NodeClass nofamily, which is not in the input or was refused",
-		"EC2NodeClass badkubelet": "spec.kubelet.systemReserved[cpu]: \"lots\" is not a quantity",
+		"EC2NodeClass badkubelet": "spec.kubelet.systemReserved.cpu: Invalid value: \"lots\"",
 		"NodePool on-badkubelet":  "names EC2NodeClass badkubelet",
 		"NodePool on-missing":     "names EC2NodeClass missing",
 		"NodePool on-azure":       "AKSNodeClass",

@@ -195,6 +195,18 @@ func (l *loader) readObject(file string, doc int, js []byte) {
 			Message: fmt.Sprintf("document %d has no metadata.name; give the object a name", doc)})
 		return
 	}
+	// nodewright's own kinds are checked against their CRDs as kube-apiserver
+	// checks them, so that a file the API server would refuse (a budget of
+	// "150%", an operator "Inn", a misspelt field) is refused here too,
+	// with the field named, rather than simulated as something else.
+	if msgs, err := checkCRD(tm.APIVersion+"/"+tm.Kind, js); err != nil || len(msgs) > 0 {
+		if err != nil {
+			msgs = []string{err.Error()}
+		}
+		l.problem(Problem{File: file, Kind: tm.Kind, Namespace: tm.Metadata.Namespace, Name: tm.Metadata.Name,
+			Message: fmt.Sprintf("invalid object, which the API server would refuse: %s", strings.Join(msgs, "; "))})
+		return
+	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := k.add(l, dec, file); err != nil {
