@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -19,8 +18,10 @@ import (
 
 // Load reads files, or directories searched recursively for *.yaml, *.yml
 // and *.json, and returns the objects it could use with a Problem for each
-// it could not. Files are read in sorted order, so the result does not
-// depend on the file system. A path that cannot be read at all is a Problem
+// it could not. Files are read in the order the paths are given, a
+// directory's in lexical order (as filepath.WalkDir walks it), so the
+// result does not depend on the file system, and where an object is
+// defined twice the first is the one of the earlier path. A path that cannot be read at all is a Problem
 // too; the caller decides whether an empty Set is fatal.
 func Load(paths ...string) (*Set, []Problem) { return LoadOnto(Base{}, paths...) }
 
@@ -53,7 +54,6 @@ func LoadOnto(base Base, paths ...string) (*Set, []Problem) {
 		}
 		files = append(files, found...)
 	}
-	sort.Strings(files)
 	files = dedupe(files)
 	for _, f := range files {
 		l.readFile(f)
@@ -109,11 +109,15 @@ func manifestFiles(path string) ([]string, error) {
 	return out, nil
 }
 
-func dedupe(sorted []string) []string {
-	out := sorted[:0]
-	for i, s := range sorted {
-		if i == 0 || s != sorted[i-1] {
-			out = append(out, s)
+// dedupe keeps the first of each file named more than once (a file given
+// both alone and inside a directory), in the order given.
+func dedupe(files []string) []string {
+	seen := map[string]bool{}
+	out := files[:0]
+	for _, f := range files {
+		if k := filepath.Clean(f); !seen[k] {
+			seen[k] = true
+			out = append(out, f)
 		}
 	}
 	return out

@@ -212,3 +212,45 @@ spec:
 		t.Errorf("%d pods, want 2", len(set.Pods))
 	}
 }
+
+// Files are read in the order -f named them: "the first one is used" of an
+// object defined twice is the one of the first path, and the problem names
+// the later file (they were sorted by name, so -f z.yaml -f a.yaml used
+// a.yaml's).
+func TestFilesAreReadInTheOrderGiven(t *testing.T) {
+	dir := t.TempDir()
+	class := "apiVersion: nodewright.dev/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: c}\n---\n"
+	pool := func(arch string) string {
+		return class + sprintf(`apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: p}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: nodewright.dev, kind: KWOKNodeClass, name: c}
+      requirements: [{key: kubernetes.io/arch, operator: In, values: [%s]}]
+`, arch)
+	}
+	z, a := filepath.Join(dir, "z.yaml"), filepath.Join(dir, "a.yaml")
+	if err := os.WriteFile(z, []byte(pool("arm64")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(a, []byte(pool("amd64")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, problems := Load(z, a)
+	np := set.NodePool("p")
+	if np == nil {
+		t.Fatalf("no NodePool kept: %s", list(problems))
+	}
+	if got := np.Spec.Template.Spec.Requirements[0].Values[0]; got != "arm64" {
+		t.Errorf("kept the NodePool of %s, want z.yaml's (arm64), the first given", got)
+	}
+	found := false
+	for _, p := range problems {
+		found = found || (p.Kind == "NodePool" && p.File == a && strings.Contains(p.Message, "defined twice"))
+	}
+	if !found {
+		t.Errorf("no problem naming a.yaml's NodePool as the second definition:\n%s", list(problems))
+	}
+}
