@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,8 @@ func TestSimulateFromClusterMatchesADump(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cluster.Stop() })
 	ctx := context.Background()
+	// The API server stamps creationTimestamps in whole seconds.
+	seeded := time.Now().UTC().Truncate(time.Second)
 	seedCluster(t, ctx, cluster.Client)
 
 	proxy := &apiProxy{config: cluster.Config, forbid: map[string]bool{}}
@@ -91,6 +94,11 @@ func TestSimulateFromClusterMatchesADump(t *testing.T) {
 	}
 	if a.Pods.Running < 7 || a.Launched["provisioning"] == 0 {
 		t.Errorf("running %d pods, launched %v; want the bound, pending and Deployment pods running on launched nodes", a.Pods.Running, a.Launched)
+	}
+	// The objects were created today, long after the fixed default start:
+	// the run begins once they exist, so ages and cost are not negative.
+	if start, err := time.Parse(time.RFC3339, a.Start); err != nil || start.Before(seeded) || a.Cost < 0 {
+		t.Errorf("start %s, cost $%.2f; want a start no earlier than the objects' creation (%s) and a cost of 0 or more", a.Start, a.Cost, seeded.Format(time.RFC3339))
 	}
 	// Only where the objects came from may differ.
 	for _, r := range []*simulate.Result{a, b} {

@@ -151,7 +151,11 @@ func New(set *manifests.Set, opts Options) (*Engine, error) {
 	if err := tl.Check(set); err != nil {
 		return nil, err
 	}
-	e := &Engine{tl: tl, opts: opts, start: tl.Start, now: tl.Start,
+	start, err := runStart(tl, set)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tl.label(), err)
+	}
+	e := &Engine{tl: tl, opts: opts, start: start, now: start,
 		classes: map[string]*kwokv1alpha1.KWOKNodeClass{}, claimState: map[string]*claimState{},
 		nodeByName: map[string]*corev1.Node{}, podState: map[types.UID]*podState{}, nextIndex: map[string]int{},
 		started: map[string][]time.Time{}, typesStale: true, rec: newRecorder(), staticWarned: map[string]bool{},

@@ -188,6 +188,11 @@ func TestClusterDumpIsAdoptedAndDriftsToTheNewImage(t *testing.T) {
 	if r.Pods.Running != 1 || r.Pods.Pending != 0 {
 		t.Errorf("pods at the end %+v", r.Pods)
 	}
+	// The dumped claim was created a day before the start: the run bills
+	// it from the start, not for the day before. At most $0.277/h for 10m.
+	if r.Cost < 0 || r.Cost > 0.05 {
+		t.Errorf("cost $%.2f; want the 10 minutes of the run only", r.Cost)
+	}
 }
 
 func TestTerminationGracePeriodBoundsADoNotDisruptDrain(t *testing.T) {

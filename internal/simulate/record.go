@@ -47,8 +47,16 @@ func (r *recorder) disrupted(e *Engine, nc *karpv1.NodeClaim, reason, msg string
 
 func (r *recorder) removed(e *Engine, nc *karpv1.NodeClaim) {
 	if st := e.claimState[nc.Name]; st != nil {
-		r.cost += st.offering.price * e.now.Sub(st.launched).Hours()
+		r.cost += st.offering.price * e.billedHours(st)
 	}
+}
+
+// billedHours is how long a claim has cost money within the run: from its
+// launch, or from the start for a claim the input brought (it ran, and
+// cost, before the run too), to now. runStart keeps the input's claims
+// from being launched after the start, so it is never negative.
+func (e *Engine) billedHours(st *claimState) float64 {
+	return e.now.Sub(later(st.launched, e.start)).Hours()
 }
 
 // sample records the cluster now.

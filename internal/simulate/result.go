@@ -136,7 +136,7 @@ func (e *Engine) result() *Result {
 		if st == nil || st.offering.it == nil {
 			continue
 		}
-		cost += st.offering.price * e.now.Sub(st.launched).Hours()
+		cost += st.offering.price * e.billedHours(st)
 		r.CostPerHour += st.offering.price
 		k := [3]string{st.offering.it.Name, st.offering.zone, st.offering.capacityType}
 		if groups[k] == nil {

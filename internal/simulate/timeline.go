@@ -22,8 +22,10 @@ import (
 //	  scale: {kind: Deployment, namespace: default, name: web, replicas: 40}
 type Timeline struct {
 	// Start is the wall-clock instant the run begins at (RFC 3339, UTC);
-	// budgets with schedules and weekday windows follow it. Default:
-	// DefaultStart, a Monday midnight.
+	// budgets with schedules and weekday windows follow it. Zero means
+	// DefaultStart, a Monday midnight, or, when the input records a later
+	// instant (a dump's creationTimestamps), that instant rounded up to
+	// the minute; New refuses a start before the input (runStart).
 	Start time.Time `json:"start,omitempty"`
 	// Duration is how much virtual time the run covers.
 	Duration Duration `json:"duration"`
@@ -46,7 +48,8 @@ type Timeline struct {
 	Name string `json:"-"`
 }
 
-// DefaultStart is Monday 5 January 2026, 00:00 UTC.
+// DefaultStart is Monday 5 January 2026, 00:00 UTC: the start of a run
+// that gives none, unless its input records a later instant.
 var DefaultStart = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
 
 // Event is one change, once (At) or repeated (Every, from At, until Until).
@@ -167,9 +170,7 @@ func DefaultTimeline() *Timeline {
 }
 
 func (t *Timeline) defaults() {
-	if t.Start.IsZero() {
-		t.Start = DefaultStart
-	}
+	// A zero start is left for New to choose from the input (runStart).
 	t.Start = t.Start.UTC()
 	if t.Step.Duration == 0 {
 		t.Step.Duration = time.Second
@@ -285,10 +286,7 @@ func (e Event) validate(t *Timeline) error {
 
 // Check reports events that refer to objects the manifests lack.
 func (t *Timeline) Check(set *manifests.Set) error {
-	name := t.Name
-	if name == "" {
-		name = "timeline"
-	}
+	name := t.label()
 	for i, e := range t.Events {
 		switch {
 		case e.Scale != nil:
@@ -307,6 +305,14 @@ func (t *Timeline) Check(set *manifests.Set) error {
 		}
 	}
 	return nil
+}
+
+// label names the timeline in messages.
+func (t *Timeline) label() string {
+	if t.Name == "" {
+		return "timeline"
+	}
+	return t.Name
 }
 
 func findWorkload(set *manifests.Set, kind, namespace, name string) (manifests.Workload, bool) {
