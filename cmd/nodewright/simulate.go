@@ -158,7 +158,10 @@ func (f *simulateFlags) load(ctx context.Context, stderr io.Writer) (set *manife
 			return nil, nil, "", fmt.Errorf("no NodePool in %s: the cluster does not serve NodePools (the karpenter.sh CRDs are not installed); add NodePools with -f",
 				strings.Join(from, ", "))
 		}
-		return nil, nil, "", fmt.Errorf("no usable NodePool in %s; nothing could launch (see the warnings above)", strings.Join(from, ", "))
+		if len(problems) > 0 {
+			return nil, nil, "", fmt.Errorf("no usable NodePool in %s; nothing could launch (see the warnings above)", strings.Join(from, ", "))
+		}
+		return nil, nil, "", fmt.Errorf("no NodePool in %s; nothing could launch: add a karpenter.sh/v1 NodePool (and its NodeClass) with -f", strings.Join(from, ", "))
 	}
 	return set, problems, cluster, nil
 }

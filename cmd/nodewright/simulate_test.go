@@ -64,6 +64,40 @@ func TestSimulateListsSkippedObjectsInJSON(t *testing.T) {
 	}
 }
 
+// Without a NodePool, simulate says what to add; it points at warnings only
+// when there were some (an empty file printed none and said "see the
+// warnings above").
+func TestSimulateWithoutNodePool(t *testing.T) {
+	dir := t.TempDir()
+	empty, bad := filepath.Join(dir, "empty.yaml"), filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		file, want, notWant string
+	}{
+		{file: empty, want: "add a karpenter.sh/v1 NodePool", notWant: "warnings above"},
+		{file: bad, want: "see the warnings above"},
+	}
+	for _, tc := range cases {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			_, stderr, err := execute(simulateCommand(), "-f", tc.file)
+			if err == nil {
+				t.Fatal("simulate without a usable NodePool succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) || (tc.notWant != "" && strings.Contains(err.Error(), tc.notWant)) {
+				t.Errorf("error %q; want it to say %q and not %q", err, tc.want, tc.notWant)
+			}
+			if tc.notWant != "" && strings.Contains(stderr, "warning:") {
+				t.Errorf("warnings printed for an empty file: %s", stderr)
+			}
+		})
+	}
+}
+
 // TestCatalogAWSRoundTrips: what `catalog aws` prints, --catalog reads back
 // and simulates with, and a region the catalog lacks is refused by name.
 func TestCatalogAWSRoundTrips(t *testing.T) {
