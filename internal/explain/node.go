@@ -98,6 +98,12 @@ func Node(in Input, name string) (*NodeExplanation, error) {
 	if claim != nil {
 		ex.Claim = claim.Name
 		ex.NodePool = claim.Labels[karpv1.NodePoolLabelKey]
+		if node == nil {
+			// Launched but not registered: the launch labelled the claim.
+			ex.InstanceType = claim.Labels[corev1.LabelInstanceTypeStable]
+			ex.Zone = claim.Labels[corev1.LabelTopologyZone]
+			ex.CapacityType = claim.Labels[karpv1.CapacityTypeLabelKey]
+		}
 		for _, np := range cluster.NodePools {
 			if np.Name == ex.NodePool {
 				pool = np

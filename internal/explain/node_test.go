@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
@@ -41,6 +42,16 @@ func TestNodeExplanations(t *testing.T) {
 			s.Cluster.NodePools = append(s.Cluster.NodePools, np)
 			s.node("node-a", np, "m5.xlarge", 4*time.Minute)
 		}, "node-a", "eligible at 2026-11-23T12:06:00Z (in 6m)"},
+		{"claim-not-launched", func(s *sources) {
+			np := pool("general")
+			s.Cluster.NodePools = append(s.Cluster.NodePools, np)
+			nc, _ := s.node("claim-a", np, "m5.xlarge", 0)
+			s.Cluster.Nodes = nil
+			nc.Status = karpv1.NodeClaimStatus{}
+			for _, k := range []string{corev1.LabelInstanceTypeStable, corev1.LabelTopologyZone, karpv1.CapacityTypeLabelKey} {
+				delete(nc.Labels, k)
+			}
+		}, "claim-a", "NodePool general; not launched yet"},
 		{"node-empty-disrupted", func(s *sources) {
 			np := pool("general", func(np *karpv1.NodePool) { np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "1"}} })
 			s.Cluster.NodePools = append(s.Cluster.NodePools, np)

@@ -149,7 +149,11 @@ func (e *NodeExplanation) WriteText(w io.Writer, now time.Time) error {
 		head += " (NodeClaim " + e.Claim + ")"
 	}
 	p.line(0, "%s", head)
-	if e.NodePool != "" {
+	switch {
+	case e.NodePool != "" && e.InstanceType == "" && e.Node == "":
+		// Not launched yet: no instance type, zone or price to show.
+		p.line(1, "NodePool %s; not launched yet (instance type, zone and price come with the launch); %d pod(s) to move", e.NodePool, e.Pods)
+	case e.NodePool != "":
 		p.line(1, "NodePool %s; %s %s %s at %s; %d pod(s) to move", e.NodePool, dash(e.InstanceType), dash(e.Zone), dash(e.CapacityType), price(e.Price), e.Pods)
 	}
 	switch {
