@@ -8,20 +8,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/spf13/cobra"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := &cobra.Command{
-		Use:           "nodewright",
-		Short:         "A Kubernetes node autoscaler that speaks Karpenter's karpenter.sh/v1 API",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(catalogCommand(), controllerCommand(), devCommand(), explainCommand(), simulateCommand())
+	root := rootCommand()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "nodewright:", err)
 		os.Exit(1)

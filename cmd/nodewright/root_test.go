@@ -1,0 +1,72 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// A command that only groups subcommands must fail when none of them runs:
+// cobra printed help and exited 0 for a bare group or a mistyped
+// subcommand, so a script counted `nodewright explain pods big` a success.
+// main exits 1 on any error Execute returns.
+func TestGroupCommandsNeedAKnownSubcommand(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string // empty: must succeed
+		wantOut string // in stdout and stderr together
+	}{
+		{[]string{"explain", "pods", "big"}, `unknown command "pods" for "nodewright explain" (did you mean node or pod?); run 'nodewright explain --help'`, ""},
+		{[]string{"catalog", "gcp"}, `unknown command "gcp" for "nodewright catalog"; run 'nodewright catalog --help'`, ""},
+		{[]string{"dev", "upp"}, `unknown command "upp" for "nodewright dev" (did you mean up?); run 'nodewright dev --help'`, ""},
+		{[]string{"completion", "bsh"}, `unknown command "bsh" for "nodewright completion" (did you mean bash or fish or zsh?); run 'nodewright completion --help'`, ""},
+		{[]string{"bogus"}, `unknown command "bogus" for "nodewright"; run 'nodewright --help'`, ""},
+		{[]string{"explain"}, "nodewright explain needs a subcommand: node, pod", "nodewright explain [command]"},
+		{[]string{"catalog"}, "nodewright catalog needs a subcommand: aws, kwok", "nodewright catalog [command]"},
+		{[]string{"dev"}, "nodewright dev needs a subcommand: demo, down, up", "nodewright dev [command]"},
+		{nil, "nodewright needs a subcommand: catalog, completion, controller, dev, explain, simulate", "nodewright [command]"},
+		// Asking for help still succeeds.
+		{[]string{"explain", "--help"}, "", "nodewright explain [command]"},
+		{[]string{"help", "catalog"}, "", "nodewright catalog [command]"},
+		{[]string{"catalog", "kwok"}, "", `"instanceTypes"`},
+	} {
+		out, errOut, err := execute(rootCommand(), tc.args...)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
+			t.Errorf("%q: error %v, want %q", tc.args, err, tc.wantErr)
+		}
+		if !strings.Contains(out+errOut, tc.wantOut) {
+			t.Errorf("%q: output %q, want it to contain %q", tc.args, out+errOut, tc.wantOut)
+		}
+	}
+}
+
+// Running a group is now possible (it fails), but its usage must not offer
+// "nodewright explain [flags]" as if that did something.
+func TestGroupUsageOffersOnlySubcommands(t *testing.T) {
+	groups := 0
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, c := range cmd.Commands() {
+			walk(c)
+		}
+		if !cmd.HasAvailableSubCommands() {
+			if u := cmd.UsageString(); !strings.Contains(u, "  "+cmd.UseLine()) {
+				t.Errorf("%s: usage lacks its use line %q:\n%s", cmd.CommandPath(), cmd.UseLine(), u)
+			}
+			return
+		}
+		groups++
+		u := cmd.UsageString()
+		if strings.Contains(u, "  "+cmd.UseLine()+"\n") || !strings.Contains(u, "  "+cmd.CommandPath()+" [command]") {
+			t.Errorf("%s: usage\n%s\nwant only %q", cmd.CommandPath(), u, cmd.CommandPath()+" [command]")
+		}
+	}
+	walk(rootCommand())
+	if groups < 5 { // nodewright, catalog, completion, dev, explain
+		t.Errorf("found %d groups; the walk missed some", groups)
+	}
+}
