@@ -57,10 +57,10 @@ output's priceSource and spotPriceModel say so.`,
 			return writeCatalog(cmd.OutOrStdout(), c)
 		},
 	}
-	aws.Flags().StringVar(&region, "region", awscatalog.DefaultRegion, "AWS region")
+	aws.Flags().StringVar(&region, "region", awscatalog.DefaultRegion, "AWS `REGION`")
 	aws.Flags().BoolVar(&listRegions, "list-regions", false, "list the regions the built-in catalog holds")
 	aws.Flags().BoolVar(&live, "live", false, "ask EC2 in your account instead of printing the built-in catalog")
-	aws.Flags().StringVar(&endpoint, "endpoint", "", "with --live: the EC2 endpoint URL (a private endpoint, or a local EC2 API for tests)")
+	aws.Flags().StringVar(&endpoint, "endpoint", "", "with --live: the EC2 endpoint `URL` (a private endpoint, or a local EC2 API for tests)")
 	kw := &cobra.Command{
 		Use:   "kwok",
 		Short: "The kwok provider's built-in catalog",

@@ -19,8 +19,8 @@ type catalogFlags struct {
 }
 
 func (f *catalogFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.file, "catalog", "", "instance-type catalog JSON (docs/catalog.md), as `nodewright catalog` prints it; it replaces the built-in catalog of KWOKNodeClasses and EC2NodeClasses")
-	fl.StringVar(&f.region, "region", "", "AWS region whose built-in catalog EC2NodeClasses launch from (default "+awscatalog.DefaultRegion+"); see `nodewright catalog aws --list-regions`")
+	fl.StringVar(&f.file, "catalog", "", "instance-type catalog `FILE`: JSON as 'nodewright catalog' prints it (docs/catalog.md); it replaces the built-in catalog of KWOKNodeClasses and EC2NodeClasses")
+	fl.StringVar(&f.region, "region", "", "AWS `REGION` whose built-in catalog EC2NodeClasses launch from (default "+awscatalog.DefaultRegion+"); 'nodewright catalog aws --list-regions' lists them")
 }
 
 // load returns the kwok and AWS catalogs to use; nil means the built-in one

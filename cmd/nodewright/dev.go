@@ -32,7 +32,7 @@ func devCommand() *cobra.Command {
 			return nil
 		},
 	}
-	up.Flags().StringArrayVar(&controllerArgs, "controller-arg", nil, "extra argument for `nodewright controller` (repeatable), e.g. --controller-arg=--kwok-registration-delay=5s")
+	up.Flags().StringArrayVar(&controllerArgs, "controller-arg", nil, "extra `ARG` for 'nodewright controller' (repeatable), e.g. --controller-arg=--kwok-registration-delay=5s")
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the controller and delete the local cluster",
@@ -53,7 +53,7 @@ func devCommand() *cobra.Command {
 			return runDemo(cmd, controllerArgs)
 		},
 	}
-	demo.Flags().StringArrayVar(&controllerArgs, "controller-arg", nil, "extra argument for `nodewright controller` (repeatable)")
+	demo.Flags().StringArrayVar(&controllerArgs, "controller-arg", nil, "extra `ARG` for 'nodewright controller' (repeatable)")
 	cmd.AddCommand(up, down, demo)
 	return cmd
 }

@@ -5,7 +5,30 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
+
+// pflag takes a flag usage's first back-quoted word as the value's name in
+// --help, so "as `nodewright catalog` prints it" once showed
+// "--catalog nodewright catalog". Every flag's placeholder must be one word
+// and not a command line.
+func TestFlagValueNames(t *testing.T) {
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(f)
+			if strings.Contains(name, " ") || strings.Contains(name, "nodewright") {
+				t.Errorf("%s --%s: --help shows the value as %q; back-quote a one-word placeholder or no word at all", cmd.CommandPath(), f.Name, name)
+			}
+		}
+		cmd.Flags().VisitAll(check)
+		cmd.PersistentFlags().VisitAll(check)
+		for _, c := range cmd.Commands() {
+			walk(c)
+		}
+	}
+	walk(rootCommand())
+}
 
 // A command that only groups subcommands must fail when none of them runs:
 // cobra printed help and exited 0 for a bare group or a mistyped
