@@ -26,18 +26,24 @@ complete() {
 
 if complete; then echo "$dir"; exit 0; fi
 
+log() { echo "kube-binaries: $*" >&2; }
+
 mkdir -p "$cache_root"
 # Several test packages may ask at once; only one builds, the others wait.
+# Each says why it is slow, and only then: callers (nodewright dev up) print
+# nothing of their own, as most calls find the binaries built.
 exec 9>"$cache_root/kube-binaries.lock"
-flock 9
+if ! flock -n 9; then
+  log "another process is building the Kubernetes binaries into $dir; waiting for it"
+  flock 9
+fi
 if complete; then echo "$dir"; exit 0; fi
+log "building the Kubernetes binaries into $dir from the Go module proxy, once: about 13 minutes on 2 cores"
 
 mkdir -p "$dir"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GOFLAGS="-mod=mod -trimpath" CGO_ENABLED=0 GOWORK=off
-
-log() { echo "kube-binaries: $*" >&2; }
 
 # quiet CMD...: runs CMD, showing its output only if it fails.
 quiet() {

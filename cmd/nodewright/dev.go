@@ -59,7 +59,8 @@ func devCommand() *cobra.Command {
 }
 
 func devUp(cmd *cobra.Command, controllerArgs []string) (*devenv.Env, error) {
-	fmt.Println("building or finding the Kubernetes binaries (the first run builds them from the Go module proxy: about 13 minutes on 2 cores)...")
+	// hack/kube-binaries.sh says so on stderr when it builds (about 13
+	// minutes); found built, as they mostly are, they need no line here.
 	bin, err := kubebin.Binaries()
 	if err != nil {
 		return nil, err

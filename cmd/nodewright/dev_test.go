@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +63,47 @@ func TestDevDownRemovesTheCluster(t *testing.T) {
 	}
 	if err := devDown(ctx, devcluster.Options{Name: "dev-down", WorkDir: work}); err == nil {
 		t.Error("a second dev down found a cluster to remove")
+	}
+}
+
+// dev up said "the first run builds them ... about 13 minutes" on every run;
+// now hack/kube-binaries.sh says it only when it builds. A go that fails
+// stops the build right after the notice, so the test builds nothing.
+func TestKubeBinariesSayTheyBuildOnlyWhenTheyDo(t *testing.T) {
+	root, err := kubebin.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, fakeBin := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(fakeBin, "go"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (string, string, error) {
+		cmd := exec.Command("bash", filepath.Join(root, "hack", "kube-binaries.sh"))
+		cmd.Env = append(os.Environ(), "NODEWRIGHT_CACHE="+cache, "PATH="+fakeBin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		return strings.TrimSpace(out.String()), errOut.String(), err
+	}
+	const notice = "about 13 minutes"
+
+	_, stderr, err := run()
+	if err == nil || !strings.Contains(stderr, notice) {
+		t.Fatalf("nothing built: err %v, stderr %q; want the build to start, say %q, and fail", err, stderr, notice)
+	}
+	// The script made the folder it builds into; the only one in the cache.
+	dirs, err := filepath.Glob(filepath.Join(cache, "kube-binaries", "*"))
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("build folders %v (%v); want one", dirs, err)
+	}
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl", "kwok", "kwokctl"} {
+		if err := os.WriteFile(filepath.Join(dirs[0], b), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, err := run()
+	if err != nil || stdout != dirs[0] || stderr != "" {
+		t.Errorf("all built: err %v, stdout %q, stderr %q; want %s and nothing on stderr", err, stdout, stderr, dirs[0])
 	}
 }
