@@ -154,3 +154,81 @@ func disruptionLoops(t *testing.T) uint64 {
 	}
 	return n
 }
+
+// TestPodEventsStampedAsTheyHappen: with the disruption loop 10 s apart, a
+// pod coming to a node and, a loop later, leaving it are written to the
+// claim's lastPodEventTime before the next loop, with the time of the event
+// (the pod watch), not a loop later. Before, the stamp waited for the loop,
+// and explain counted consolidateAfter from the pod that came before.
+func TestPodEventsStampedAsTheyHappen(t *testing.T) {
+	const pool = "events-prompt"
+	setup(t, pool, func(np *karpv1.NodePool) {
+		np.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmpty
+		np.Spec.Disruption.ConsolidateAfter = karpv1.MustParseNillableDuration("1h")
+		np.Spec.Disruption.Budgets = []karpv1.Budget{{Nodes: "0"}}
+	})
+	readyInstance(t, pool, pool+"-a")
+	const interval = 10 * time.Second
+	stop := startController(t, func(o *Options) { o.Disruption.Interval = interval })
+	defer stop()
+	ctx := context.Background()
+	claim := func() (*karpv1.NodeClaim, error) {
+		nc := &karpv1.NodeClaim{}
+		return nc, cluster.Client.Get(ctx, client.ObjectKey{Name: pool + "-a"}, nc)
+	}
+	loops := disruptionLoops(t)
+	eventually(t, 3*interval, "a disruption loop that knows the claim's node", func() (bool, error) {
+		nc, err := claim()
+		if err != nil || !meta.IsStatusConditionTrue(nc.Status.Conditions, karpv1.ConditionTypeInitialized) {
+			return false, fmt.Errorf("not initialized (%v)", err)
+		}
+		n := disruptionLoops(t)
+		return n > loops, fmt.Errorf("%d loops since", n-loops)
+	})
+	// stampedBeforeTheNextLoop waits for lastPodEventTime to reach the
+	// second of the event at `at`, and fails if a loop ran first.
+	stampedBeforeTheNextLoop := func(what string, at time.Time) time.Time {
+		t.Helper()
+		loops := disruptionLoops(t)
+		var got time.Time
+		eventually(t, interval, what+" stamped", func() (bool, error) {
+			nc, err := claim()
+			if err != nil {
+				return false, err
+			}
+			got = nc.Status.LastPodEventTime.Time
+			return !got.Before(at.Truncate(time.Second)), fmt.Errorf("lastPodEventTime %s, want %s or later", got, at.Truncate(time.Second))
+		})
+		if n := disruptionLoops(t); n != loops {
+			t.Errorf("%s: a disruption loop ran before the stamp (%d loops); the stamp must come from the pod watch", what, n-loops)
+		}
+		if got.After(at.Add(2 * time.Second)) {
+			t.Errorf("%s: lastPodEventTime %s; want the event's time, %s", what, got, at)
+		}
+		return got
+	}
+	// Right after a loop, so that the next is a whole interval away.
+	loops = disruptionLoops(t)
+	eventually(t, 2*interval, "the next loop", func() (bool, error) {
+		return disruptionLoops(t) > loops, nil
+	})
+	came := time.Now()
+	boundPod(t, pool, pool+"-pod", pool+"-a", false)
+	stamped := stampedBeforeTheNextLoop("the pod coming", came)
+
+	// A loop later (the watch writes a stamp a loop old or older), right
+	// after a loop, the pod leaves.
+	loops = disruptionLoops(t)
+	eventually(t, 3*interval, "a loop after the stamp", func() (bool, error) {
+		return disruptionLoops(t) > loops && time.Since(stamped) > interval+time.Second, nil
+	})
+	loops = disruptionLoops(t)
+	eventually(t, 2*interval, "the next loop", func() (bool, error) {
+		return disruptionLoops(t) > loops, nil
+	})
+	left := time.Now()
+	if err := cluster.Client.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pool + "-pod"}}); err != nil {
+		t.Fatal(err)
+	}
+	stampedBeforeTheNextLoop("the pod leaving", left)
+}

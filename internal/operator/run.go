@@ -214,7 +214,15 @@ func runTerm(ctx context.Context, opts Options, t *term) error {
 		return err
 	}
 	opts.Disruption.NominationGrace = opts.Provisioning.NominationGrace
-	if err := mgr.Add(&disruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "disruption"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption, Stores: stores}); err != nil {
+	disrupt := &disruption.Controller{Client: metrics.CountWrites(mgr.GetClient(), "disruption"), Cloud: provider, Learned: store, Recorder: recorder, Opts: opts.Disruption, Stores: stores}
+	podInformer, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return fmt.Errorf("pod informer for the disruption controller: %w", err)
+	}
+	if err := disrupt.WatchPods(podInformer); err != nil {
+		return err
+	}
+	if err := mgr.Add(disrupt); err != nil {
 		return err
 	}
 	collector := metrics.NewCollector(mgr.GetCache())

@@ -68,6 +68,13 @@ type Controller struct {
 	// (status.lastPodEventTime, see podEventStamps).
 	podSets   map[string]string
 	podEvents map[string]time.Time
+	// lastLoop is when the last loop looked at the pods.
+	lastLoop time.Time
+	// watching says WatchPods is on: pendingPods holds pod events by node
+	// since the last flush, stamps what the last loop learnt of claims.
+	watching    bool
+	pendingPods map[string]time.Time
+	stamps      stampState
 	// started remembers recent disruption starts per NodePool, for rate
 	// budgets (claims that are gone no longer tell).
 	started map[string][]time.Time
@@ -87,10 +94,21 @@ func (c *Controller) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, logger)
 	t := time.NewTicker(c.Opts.Interval)
 	defer t.Stop()
+	c.mu.Lock()
+	watching := c.watching
+	c.mu.Unlock()
+	var flush <-chan time.Time
+	if watching {
+		f := time.NewTicker(podFlushInterval)
+		defer f.Stop()
+		flush = f.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-flush:
+			c.flushPodEvents(ctx)
 		case <-t.C:
 			if _, err := c.Reconcile(ctx, time.Now()); err != nil {
 				logger.Error(err, "disruption loop failed")

@@ -28,7 +28,7 @@ import (
 func podSets(pods []*corev1.Pod) map[string]string {
 	onNode := map[string][]string{}
 	for _, p := range pods {
-		if snapshot.Bound(p) && p.DeletionTimestamp == nil && !snapshot.IsDaemonSetPod(p) && !protect.Mirror(p) {
+		if inPodSet(p) {
 			onNode[p.Spec.NodeName] = append(onNode[p.Spec.NodeName], string(p.UID))
 		}
 	}
@@ -38,6 +38,11 @@ func podSets(pods []*corev1.Pod) map[string]string {
 		out[node] = strings.Join(uids, ",")
 	}
 	return out
+}
+
+// inPodSet says whether p's coming and going is a pod event (see podSets).
+func inPodSet(p *corev1.Pod) bool {
+	return snapshot.Bound(p) && p.DeletionTimestamp == nil && !snapshot.IsDaemonSetPod(p) && !protect.Mirror(p)
 }
 
 // trackPodEvents notes, per claim, when the set of pods on its node
@@ -61,7 +66,9 @@ func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Clust
 		seen[nc.Name] = true
 		prev, known := c.podSets[nc.Name]
 		c.podSets[nc.Name] = sig
-		if known && prev != sig {
+		// A change the pod watch saw since the last loop keeps the
+		// watch's time, which is the event's own.
+		if at, ok := c.podEvents[nc.Name]; known && prev != sig && (!ok || !at.After(c.lastLoop)) {
 			c.podEvents[nc.Name] = now
 		}
 	}
@@ -71,7 +78,15 @@ func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Clust
 			delete(c.podEvents, name)
 		}
 	}
+	c.lastLoop = now
+	c.stamps = loopStamps(cluster.NodeClaims, idx.pools, c.stamps.stamped)
 	due := podEventStamps(cluster.NodeClaims, idx.pools, c.podEvents)
+	for name, at := range due {
+		// Written by the pod watch since the cache was read.
+		if !at.After(c.stamps.stamped[name]) {
+			delete(due, name)
+		}
+	}
 	c.mu.Unlock()
 	for _, nc := range cluster.NodeClaims {
 		at, ok := due[nc.Name]
@@ -85,7 +100,37 @@ func (c *Controller) trackPodEvents(ctx context.Context, cluster *snapshot.Clust
 			// The next loop tries again; consolidation only waits longer.
 			continue
 		}
+		c.mu.Lock()
+		if at.After(c.stamps.stamped[nc.Name]) {
+			c.stamps.stamped[nc.Name] = at
+		}
+		c.mu.Unlock()
 	}
+}
+
+// loopStamps is what the pod watch needs of this loop's claims: node to
+// claim, the claims whose NodePool waits, and each claim's stamp, the later
+// of the one read and the one last written (the cache may lag a write).
+func loopStamps(claims []*karpv1.NodeClaim, pools map[string]*karpv1.NodePool, written map[string]time.Time) stampState {
+	st := stampState{claimOf: map[string]string{}, waits: map[string]bool{}, stamped: map[string]time.Time{}}
+	for _, nc := range claims {
+		if nc.DeletionTimestamp != nil {
+			continue
+		}
+		if nc.Status.NodeName != "" {
+			st.claimOf[nc.Status.NodeName] = nc.Name
+		}
+		if np := pools[nc.Labels[karpv1.NodePoolLabelKey]]; np != nil {
+			if after := np.Spec.Disruption.ConsolidateAfter.Duration; after != nil && *after > 0 {
+				st.waits[nc.Name] = true
+			}
+		}
+		st.stamped[nc.Name] = nc.Status.LastPodEventTime.Time
+		if w := written[nc.Name]; w.After(st.stamped[nc.Name]) {
+			st.stamped[nc.Name] = w
+		}
+	}
+	return st
 }
 
 // podEventStamps decides which claims get status.lastPodEventTime written,
