@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
+	"github.com/nodewright/nodewright/internal/devcluster"
 	"github.com/nodewright/nodewright/internal/devenv"
 	"github.com/nodewright/nodewright/internal/operator"
 )
@@ -34,7 +35,7 @@ const demoReplicas = 30
 // it scales down, they go.
 func runDemo(cmd *cobra.Command, controllerArgs []string) (err error) {
 	ctx := cmd.Context()
-	env, err := devUp(cmd, append([]string{"--log-level=info"}, controllerArgs...))
+	env, err := devUp(cmd.Context(), devcluster.Options{Name: devClusterName}, append([]string{"--log-level=info"}, controllerArgs...))
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -23,7 +25,7 @@ func devCommand() *cobra.Command {
 		Short: "Start a local cluster with the CRDs installed and the controller running",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			env, err := devUp(cmd, controllerArgs)
+			env, err := devUp(cmd.Context(), devcluster.Options{Name: devClusterName}, controllerArgs)
 			if err != nil {
 				return err
 			}
@@ -58,7 +60,7 @@ func devCommand() *cobra.Command {
 	return cmd
 }
 
-func devUp(cmd *cobra.Command, controllerArgs []string) (*devenv.Env, error) {
+func devUp(ctx context.Context, opts devcluster.Options, controllerArgs []string) (*devenv.Env, error) {
 	// hack/kube-binaries.sh says so on stderr when it builds (about 13
 	// minutes); found built, as they mostly are, they need no line here.
 	bin, err := kubebin.Binaries()
@@ -69,17 +71,31 @@ func devUp(cmd *cobra.Command, controllerArgs []string) (*devenv.Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.BinariesDir = bin
 	fmt.Println("starting a local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)...")
-	env, err := devenv.Up(cmd.Context(), devcluster.Options{Name: devClusterName, BinariesDir: bin}, self)
+	env, err := devenv.Up(ctx, opts, self)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, alreadyUp(opts)
+	}
 	if err != nil {
 		return nil, err
 	}
 	env.ControllerArgs = append([]string{"--metrics-bind-address=127.0.0.1:18080", "--health-probe-bind-address=127.0.0.1:18081"}, controllerArgs...)
 	if err := env.StartController(); err != nil {
-		_ = env.Down(cmd.Context())
+		_ = env.Down(ctx)
 		return nil, err
 	}
 	return env, nil
+}
+
+// alreadyUp says what to do when dev up finds the cluster's folder: it was
+// left by a dev up before (running, or killed with its machine).
+func alreadyUp(opts devcluster.Options) error {
+	where := ""
+	if env, err := devenv.Open(opts, ""); err == nil {
+		where = fmt.Sprintf(" (export KUBECONFIG=%s to use it)", env.Cluster.Kubeconfig)
+	}
+	return fmt.Errorf("a local cluster %q is already up, or was left by an earlier dev up%s; run 'nodewright dev down' first to start afresh", opts.Name, where)
 }
 
 // devDown stops the controller of the local cluster opts names and deletes

@@ -66,6 +66,25 @@ func TestDevDownRemovesTheCluster(t *testing.T) {
 	}
 }
 
+// A second dev up (or one after a crash left the cluster's folder) said
+// "file already exists: ... is in the way"; it must say that a cluster is
+// up and that dev down removes it.
+func TestDevUpOverAClusterSaysSo(t *testing.T) {
+	work := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "clusters", "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := devUp(context.Background(), devcluster.Options{Name: "in-the-way", WorkDir: work}, nil)
+	if err == nil {
+		t.Fatal("dev up over a cluster's folder succeeded")
+	}
+	for _, want := range []string{`local cluster "in-the-way" is already up`, "nodewright dev down"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
 // dev up said "the first run builds them ... about 13 minutes" on every run;
 // now hack/kube-binaries.sh says it only when it builds. A go that fails
 // stops the build right after the notice, so the test builds nothing.
