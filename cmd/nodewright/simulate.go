@@ -43,7 +43,7 @@ them on a virtual clock, following an optional timeline of changes. See docs/sim
 With --from-cluster it starts from a live cluster's objects instead, read (never written) with the
 kubeconfig, exactly as from a kubectl get -o yaml dump of them. Manifests given with -f are added on
 top: an object in a file replaces the cluster's object of the same kind, namespace and name.`,
-		Args: cobra.NoArgs,
+		Args: manifestsByFlag,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
 	fl := cmd.Flags()
@@ -56,6 +56,18 @@ top: an object in a file replaces the cluster's object of the same kind, namespa
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json (schema "+simulate.Schema+")")
 	fl.StringVar(&f.reportFile, "report", "", "also write an HTML report with charts to this file")
 	return cmd
+}
+
+// manifestsByFlag refuses arguments; a path given as one (a common slip,
+// as with kubectl apply) is answered with the -f it needs.
+func manifestsByFlag(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(args[0]); err == nil || strings.ContainsAny(args[0], "./") {
+		return fmt.Errorf("%s takes manifests with -f, not as arguments: nodewright %s -f %s", cmd.Name(), cmd.Name(), strings.Join(args, " -f "))
+	}
+	return fmt.Errorf("unknown argument %q for %q: it takes no arguments (manifests go with -f)", args[0], cmd.CommandPath())
 }
 
 func (f *simulateFlags) run(cmd *cobra.Command) error {

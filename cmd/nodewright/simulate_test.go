@@ -98,6 +98,31 @@ func TestSimulateWithoutNodePool(t *testing.T) {
 	}
 }
 
+// TestSimulateManifestsAsArguments: a manifest path given without -f said
+// only 'unknown command "x.yaml"'; it must give the command with -f.
+func TestSimulateManifestsAsArguments(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a file", []string{"simulate", file}, "nodewright simulate -f " + file},
+		{"two paths", []string{"simulate", file, "dir/"}, "nodewright simulate -f " + file + " -f dir/"},
+		{"a word", []string{"simulate", "bogus"}, `unknown argument "bogus" for "nodewright simulate"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := execute(rootCommand(), tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v; want it to say %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestCatalogAWSRoundTrips: what `catalog aws` prints, --catalog reads back
 // and simulates with, and a region the catalog lacks is refused by name.
 func TestCatalogAWSRoundTrips(t *testing.T) {
