@@ -20,11 +20,12 @@ type catalogFlags struct {
 
 func (f *catalogFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.file, "catalog", "", "instance-type catalog `FILE`: JSON as 'nodewright catalog' prints it (docs/catalog.md); it replaces the built-in catalog of KWOKNodeClasses and EC2NodeClasses")
-	fl.StringVar(&f.region, "region", "", "AWS `REGION` whose built-in catalog EC2NodeClasses launch from (default "+awscatalog.DefaultRegion+"); 'nodewright catalog aws --list-regions' lists them")
+	fl.StringVar(&f.region, "region", "", "AWS `REGION` whose built-in catalog EC2NodeClasses launch from (default: the region of the EC2NodeClasses' subnet zones when they all name one, else "+awscatalog.DefaultRegion+"); 'nodewright catalog aws --list-regions' lists them")
 }
 
 // load returns the kwok and AWS catalogs to use; nil means the built-in one
-// (for AWS, that of us-east-1, read only when an EC2NodeClass needs it).
+// (for AWS, that of the region the EC2NodeClasses' subnets are in, else
+// us-east-1, read only when an EC2NodeClass needs it: offline.New picks it).
 func (f *catalogFlags) load() (kwokCat, awsCat *catalog.Catalog, err error) {
 	if f.file != "" {
 		if f.region != "" {

@@ -101,6 +101,11 @@ func offlineInput(ctx context.Context, files []string, kwokCat, awsCat *catalog.
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "warning:", p.String())
 	}
+	if in.AWSRegion != "" {
+		// On stderr, so that the answer on stdout stays as it is; the user
+		// did not name this region and must hear which it is.
+		fmt.Fprintln(stderr, "region:", in.AWSRegion)
+	}
 	return in, err
 }
 

@@ -28,6 +28,11 @@ type Input struct {
 	PoolErrors map[string]error
 	// OverlayErrors name NodeOverlays that were skipped, and why.
 	OverlayErrors map[string]error
+	// AWSRegion is the AWS region EC2NodeClasses launch from and why, when
+	// Offline chose it from their subnets' zones ("us-west-2 (from
+	// EC2NodeClass default's subnets)"); "" otherwise. The caller says it,
+	// since the user did not.
+	AWSRegion string
 	// CloudDrift is the provider's drift reason per NodeClaim name.
 	CloudDrift map[string]string
 	Now        time.Time

@@ -45,5 +45,7 @@ func Offline(ctx context.Context, paths []string, kwokCat, awsCat *catalog.Catal
 	if err != nil {
 		return Input{}, problems, err
 	}
-	return Resolve(ctx, FromManifests(set), cp, nil, false), problems, nil
+	in := Resolve(ctx, FromManifests(set), cp, nil, false)
+	in.AWSRegion = cp.AWSRegion()
+	return in, problems, nil
 }

@@ -34,7 +34,9 @@ type Options struct {
 	// kwok.BuiltinCatalog().
 	Catalog *catalog.Catalog
 	// AWSCatalog is the catalog EC2NodeClasses launch from, one region's;
-	// nil is the built-in AWS catalog of us-east-1.
+	// nil is a built-in AWS catalog: of the region the EC2NodeClasses'
+	// subnets are in when they agree (Result.Region says so), else of
+	// us-east-1.
 	AWSCatalog *catalog.Catalog
 	// Progress, when set, is told how far the run has got, about once per
 	// simulated minute.
@@ -177,6 +179,9 @@ func New(set *manifests.Set, opts Options) (*Engine, error) {
 	}
 	for _, o := range set.NodeOverlays {
 		e.overlays = append(e.overlays, o.DeepCopy())
+	}
+	if err := e.checkPools(); err != nil {
+		return nil, err
 	}
 	e.daemonSets, e.pdbs, e.pvs, e.pvcs, e.scs, e.namespaces = set.DaemonSets, set.PDBs, set.PVs, set.PVCs, set.StorageClasses, set.Namespaces
 	e.workloads = set.Workloads()

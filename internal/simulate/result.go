@@ -21,7 +21,12 @@ type Result struct {
 	Inputs []string `json:"inputs,omitempty"`
 	// Prices says where the prices of a cloud's built-in catalog come from
 	// and how spot prices are modelled, when the run used one.
-	Prices   string   `json:"prices,omitempty"`
+	Prices string `json:"prices,omitempty"`
+	// Region is the AWS region EC2NodeClasses launched from and why, when
+	// nodewright chose it from their subnets' zones rather than the
+	// default or --region: "us-west-2 (from EC2NodeClass default's
+	// subnets)".
+	Region   string   `json:"region,omitempty"`
 	Start    string   `json:"start"`
 	Duration Duration `json:"duration"`
 	// Nodes are the nodes at the end, by instance type, zone and capacity
@@ -128,7 +133,8 @@ func round4(f float64) float64 { return math.Round(f*10000) / 10000 }
 func (e *Engine) result() *Result {
 	r := &Result{Schema: Schema, Start: e.start.Format("2006-01-02T15:04:05Z07:00"), Duration: e.tl.Duration,
 		Launched: e.rec.launches, Disruptions: e.rec.disruptions, Events: e.rec.events, Samples: e.rec.samples,
-		Warnings: e.rec.warnings, PeakNodes: e.rec.peakNodes, PeakCostPerHour: e.rec.peakCost, Prices: e.cloud.Prices()}
+		Warnings: e.rec.warnings, PeakNodes: e.rec.peakNodes, PeakCostPerHour: e.rec.peakCost, Prices: e.cloud.Prices(),
+		Region: e.cloud.AWSRegion()}
 	cost := e.rec.cost
 	groups := map[[3]string]*NodeGroup{}
 	for _, nc := range e.claims {
@@ -180,7 +186,7 @@ func (e *Engine) result() *Result {
 func pendingGroups(e *Engine) []PendingGroup {
 	reasons := map[string]string{}
 	for _, u := range e.unschedulable {
-		reasons[string(u.Pod.UID)] = u.Reason.String()
+		reasons[string(u.Pod.UID)] = withPoolErrors(u.Reason, e.poolErrs)
 	}
 	byReason := map[string]*PendingGroup{}
 	for _, p := range e.pods {
@@ -220,6 +226,9 @@ func (r *Result) Text() string {
 	fmt.Fprintf(&b, "simulated %s from %s\n", r.Duration.Duration, r.Start)
 	if len(r.Inputs) > 0 {
 		fmt.Fprintf(&b, "inputs: %s\n", strings.Join(r.Inputs, ", "))
+	}
+	if r.Region != "" {
+		fmt.Fprintf(&b, "region: %s\n", r.Region)
 	}
 	if r.Prices != "" {
 		fmt.Fprintf(&b, "prices: %s\n", r.Prices)

@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -29,8 +31,10 @@ type Options struct {
 	// KWOKCatalog is the kwok provider's catalog; nil is its built-in one.
 	KWOKCatalog *catalog.Catalog
 	// AWSCatalog is the catalog EC2NodeClasses launch from: one region's
-	// types and offerings; nil is the built-in catalog of us-east-1, read
-	// when an EC2NodeClass first needs it.
+	// types and offerings; nil is a built-in one, read when an
+	// EC2NodeClass first needs it: that of the region the EC2Classes'
+	// subnets are in when they all name zones of one region the built-in
+	// catalog has (AWSRegion says which), else that of us-east-1.
 	AWSCatalog *catalog.Catalog
 	// KWOKClasses and EC2Classes are the NodeClasses of the input, by name.
 	KWOKClasses map[string]*kwokv1alpha1.KWOKNodeClass
@@ -46,9 +50,17 @@ type Options struct {
 type Provider struct {
 	opts      Options
 	kwokTypes []*instancetype.InstanceType
+	// region is the built-in AWS region to read when opts.AWSCatalog is
+	// nil, and regionFrom why it was chosen: "" for the default, else
+	// the EC2NodeClasses whose subnets are in it.
+	region, regionFrom string
 
-	mu       sync.Mutex
-	awsTypes map[string][]*instancetype.InstanceType // by EC2NodeClass name
+	mu sync.Mutex
+	// awsCatalog is the catalog in use once an EC2NodeClass needed it, and
+	// awsZones its zones.
+	awsCatalog *catalog.Catalog
+	awsZones   map[string]bool
+	awsTypes   map[string][]*instancetype.InstanceType // by EC2NodeClass name
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)
@@ -66,11 +78,60 @@ func New(opts Options) (*Provider, error) {
 			return nil, fmt.Errorf("AWS catalog: %w", err)
 		}
 	}
-	return &Provider{
+	p := &Provider{
 		opts:      opts,
 		kwokTypes: kwok.Build(opts.KWOKCatalog, kwok.Options{VMMemoryOverheadPercent: instancetype.DefaultVMMemoryOverheadPercent}),
 		awsTypes:  map[string][]*instancetype.InstanceType{},
-	}, nil
+		region:    awscatalog.DefaultRegion,
+	}
+	if opts.AWSCatalog == nil {
+		if region, from := inferRegion(opts.EC2Classes); region != "" {
+			p.region, p.regionFrom = region, from
+		}
+	}
+	return p, nil
+}
+
+// inferRegion is the region the classes' subnets are in, when every zone of
+// every class's status.subnets names the same region and the built-in
+// catalog has it, with the classes that say so ("EC2NodeClass default's
+// subnets"); "" otherwise, and for the default region, which needs no
+// saying. A dump of a cluster in us-west-2 then simulates in us-west-2
+// without --region, instead of in us-east-1 with none of its zones.
+func inferRegion(classes map[string]*awsv1.EC2NodeClass) (region, from string) {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(classes)) {
+		zones := aws.SettingsFor(classes[name]).Zones
+		for _, z := range zones {
+			r, ok := awscatalog.ZoneRegion(z)
+			if !ok || (region != "" && r != region) {
+				return "", ""
+			}
+			region = r
+		}
+		if len(zones) > 0 {
+			names = append(names, name)
+		}
+	}
+	if region == "" || region == awscatalog.DefaultRegion || !slices.Contains(awscatalog.Regions(), region) {
+		return "", ""
+	}
+	if len(names) == 1 {
+		return region, "EC2NodeClass " + names[0] + "'s subnets"
+	}
+	return region, "the subnets of EC2NodeClasses " + strings.Join(names, ", ")
+}
+
+// AWSRegion is the built-in AWS region EC2NodeClasses launch from when no
+// catalog was given, and why, as "us-west-2 (from EC2NodeClass default's
+// subnets)"; "" when a catalog was given or the region is the default.
+// Callers print it, since a region the user did not name must not pass
+// unsaid.
+func (p *Provider) AWSRegion() string {
+	if p.regionFrom == "" {
+		return ""
+	}
+	return p.region + " (from " + p.regionFrom + ")"
 }
 
 // ErrOffline is returned by the calls that would touch instances.
@@ -107,12 +168,15 @@ func (p *Provider) InstanceTypes(_ context.Context, np *karpv1.NodePool) ([]*ins
 func (p *Provider) ec2Types(name string) ([]*instancetype.InstanceType, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.opts.AWSCatalog == nil {
-		c, err := awscatalog.Region(awscatalog.DefaultRegion)
-		if err != nil {
-			return nil, err
+	if p.awsCatalog == nil {
+		c := p.opts.AWSCatalog
+		if c == nil {
+			var err error
+			if c, err = awscatalog.Region(p.region); err != nil {
+				return nil, err
+			}
 		}
-		p.opts.AWSCatalog = c
+		p.awsCatalog, p.awsZones = c, catalogZones(c)
 	}
 	if its, ok := p.awsTypes[name]; ok {
 		return its, nil
@@ -121,12 +185,70 @@ func (p *Provider) ec2Types(name string) ([]*instancetype.InstanceType, error) {
 	if class == nil && !p.opts.AnyClass {
 		return nil, &cloudprovider.NodeClassNotReadyError{NodeClass: name, Reason: "EC2NodeClass " + name + " is not in the input"}
 	}
-	its, err := aws.InstanceTypes(p.opts.AWSCatalog, aws.SettingsFor(class))
+	s := aws.SettingsFor(class)
+	if len(s.Zones) > 0 && !slices.ContainsFunc(s.Zones, func(z string) bool { return p.awsZones[z] }) {
+		// Every type would be left out, and every pod of the NodePool
+		// would pend as if no type fit: say which zones and which region
+		// instead, and how to get the right one.
+		return nil, &cloudprovider.NodeClassNotReadyError{NodeClass: name, Reason: p.zoneMismatch(name, s.Zones)}
+	}
+	its, err := aws.InstanceTypes(p.awsCatalog, s)
 	if err != nil {
 		return nil, &cloudprovider.NodeClassNotReadyError{NodeClass: name, Reason: err.Error()}
 	}
 	p.awsTypes[name] = its
 	return its, nil
+}
+
+// catalogZones are the zones c has offerings in.
+func catalogZones(c *catalog.Catalog) map[string]bool {
+	zones := map[string]bool{}
+	for _, t := range c.InstanceTypes {
+		for _, o := range t.Offerings {
+			zones[o.Zone] = true
+		}
+	}
+	return zones
+}
+
+// zoneMismatch says that none of the zones of the named class's subnets
+// is in the catalog in use, and how to run with one that has them: the
+// region the zones' names give, when that is one region and not the one in
+// use; else a catalog of the user's own.
+func (p *Provider) zoneMismatch(name string, zones []string) string {
+	zones = slices.Compact(slices.Sorted(slices.Values(zones)))
+	c := p.awsCatalog
+	var in string
+	switch {
+	case p.opts.AWSCatalog == nil && p.regionFrom == "":
+		in = "AWS region " + c.Region + " (the default)"
+	case p.opts.AWSCatalog == nil:
+		in = "AWS region " + c.Region + " (from " + p.regionFrom + ")"
+	case c.Region != "":
+		in = "AWS region " + c.Region
+	default:
+		in = "the AWS catalog given"
+	}
+	msg := fmt.Sprintf("EC2NodeClass %s's subnets (status.subnets) are in zones %s, and %s, which nodewright launches from offline, has none of them (it has %s)",
+		name, strings.Join(zones, ", "), in, strings.Join(slices.Sorted(maps.Keys(p.awsZones)), ", "))
+	regions := map[string]bool{}
+	for _, z := range zones {
+		r, _ := awscatalog.ZoneRegion(z)
+		regions[r] = true
+	}
+	if len(regions) != 1 || regions[""] {
+		return msg + ": pass --region with the region of these zones, or --catalog with a catalog that offers types in them"
+	}
+	region := slices.Collect(maps.Keys(regions))[0]
+	switch {
+	case region == c.Region:
+		// Local and Wavelength Zones: the right region, but the built-in
+		// catalogs list availability zones only.
+		return msg + ": the built-in catalogs list availability zones only, not Local or Wavelength Zones; pass --catalog with a catalog that offers types in these zones"
+	case !slices.Contains(awscatalog.Regions(), region):
+		return msg + fmt.Sprintf(": these zones are in region %s, which the built-in catalog does not have; pass --catalog with a catalog of its types (docs/catalog.md)", region)
+	}
+	return msg + fmt.Sprintf(": these zones are in region %s; pass --region %s", region, region)
 }
 
 // Prices says where the AWS catalog's prices come from, when an
@@ -135,7 +257,7 @@ func (p *Provider) ec2Types(name string) ([]*instancetype.InstanceType, error) {
 func (p *Provider) Prices() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := p.opts.AWSCatalog
+	c := p.awsCatalog
 	if len(p.awsTypes) == 0 || c == nil {
 		return ""
 	}
