@@ -5,6 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nodewright/nodewright/internal/manifests"
@@ -12,42 +15,53 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the examples' expected outputs")
 
-// TestExamples runs each example under examples/ as its README says and
-// compares the text summary with the example's expected output. Run
-// with -update to accept a change.
+// exampleRun is a simulate command of an example's README, exactly as
+// written there (run from the repository's root), with the file that holds
+// what it prints.
+type exampleRun struct {
+	command string
+	golden  string
+	long    bool // skipped with -short
+}
+
+var exampleRuns = []exampleRun{
+	{command: "nodewright simulate -f examples/ci-runners/common -f examples/ci-runners/plain --timeline examples/ci-runners/timeline.yaml",
+		golden: "examples/ci-runners/expected-plain.txt"},
+	{command: "nodewright simulate -f examples/ci-runners/common -f examples/ci-runners/attrition --timeline examples/ci-runners/timeline.yaml",
+		golden: "examples/ci-runners/expected-attrition.txt"},
+	{command: "nodewright simulate -f examples/image-update/manifests --timeline examples/image-update/timeline.yaml",
+		golden: "examples/image-update/expected.txt"},
+	{command: "nodewright simulate -f examples/kubelet-restart/manifests --timeline examples/kubelet-restart/timeline.yaml",
+		golden: "examples/kubelet-restart/expected.txt"},
+	{command: "nodewright simulate -f examples/eks-dump/cluster",
+		golden: "examples/eks-dump/expected.txt"},
+	{command: "nodewright simulate -f examples/40k-pods/manifests --timeline examples/40k-pods/timeline.yaml",
+		golden: "examples/40k-pods/expected.txt", long: true},
+}
+
+// TestExamples runs each example's command as its README gives it, from
+// the repository's root, and compares what the command prints with the
+// example's expected output, the `inputs:` line included: the file is
+// what a user who runs the README's command sees. Run with -update to
+// accept a change.
 func TestExamples(t *testing.T) {
-	cases := []struct {
-		name     string
-		dirs     []string
-		timeline string
-		golden   string
-		long     bool
-	}{
-		{name: "ci-runners without attrition", dirs: []string{"common", "plain"}, timeline: "timeline.yaml", golden: "expected-plain.txt"},
-		{name: "ci-runners with attrition", dirs: []string{"common", "attrition"}, timeline: "timeline.yaml", golden: "expected-attrition.txt"},
-		{name: "image-update", dirs: []string{"manifests"}, timeline: "timeline.yaml", golden: "expected.txt"},
-		{name: "kubelet-restart", dirs: []string{"manifests"}, timeline: "timeline.yaml", golden: "expected.txt"},
-		{name: "eks-dump", dirs: []string{"cluster"}, golden: "expected.txt"},
-		{name: "40k-pods", dirs: []string{"manifests"}, timeline: "timeline.yaml", golden: "expected.txt", long: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.long && testing.Short() {
+	// The paths the README's commands name, and that the output's inputs
+	// line repeats, are relative to the repository's root.
+	t.Chdir(filepath.Join("..", ".."))
+	for _, run := range exampleRuns {
+		t.Run(run.golden, func(t *testing.T) {
+			if run.long && testing.Short() {
 				t.Skip("long example; run without -short")
 			}
-			base := filepath.Join("..", "..", "examples", exampleDir(tc.name))
-			var paths []string
-			for _, d := range tc.dirs {
-				paths = append(paths, filepath.Join(base, d))
-			}
-			set, problems := manifests.Load(paths...)
+			files, timeline := simulateArgs(t, run.command)
+			set, problems := manifests.Load(files...)
 			if len(problems) > 0 {
 				t.Fatalf("problems: %v", problems)
 			}
 			var tl *Timeline // "" runs the default timeline
-			if tc.timeline != "" {
+			if timeline != "" {
 				var err error
-				if tl, err = ReadTimeline(filepath.Join(base, tc.timeline)); err != nil {
+				if tl, err = ReadTimeline(timeline); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -59,31 +73,118 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// As the CLI sets it (cmd/nodewright/simulate.go).
+			res.Inputs = Inputs("", set, timeline, "")
 			got := res.Text()
-			golden := filepath.Join(base, tc.golden)
 			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+				if err := os.WriteFile(run.golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			want, err := os.ReadFile(golden)
+			want, err := os.ReadFile(run.golden)
 			if err != nil {
 				t.Fatalf("%v; run go test ./internal/simulate -run TestExamples -update to write it", err)
 			}
 			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, got)
+				t.Errorf("output differs from %s (run with -update to accept):\n%s", run.golden, got)
 			}
 		})
 	}
 }
 
-// exampleDir is the folder of a case named "<folder> <variant>".
-func exampleDir(name string) string {
-	for i, c := range name {
-		if c == ' ' {
-			return name[:i]
+// simulateArgs reads the -f paths and the --timeline file of a command;
+// a flag it does not know fails the test rather than be run without.
+func simulateArgs(t *testing.T, command string) (files []string, timeline string) {
+	t.Helper()
+	args, ok := strings.CutPrefix(command, "nodewright simulate ")
+	if !ok {
+		t.Fatalf("%q is not a simulate command", command)
+	}
+	fields := strings.Fields(args)
+	for i := 0; i < len(fields); i++ {
+		if i+1 == len(fields) {
+			t.Fatalf("%q: %s has no value", command, fields[i])
+		}
+		switch fields[i] {
+		case "-f", "--filename":
+			files = append(files, fields[i+1])
+		case "--timeline":
+			timeline = fields[i+1]
+		default:
+			t.Fatalf("%q: the test does not run %s; add it to simulateArgs", command, fields[i])
+		}
+		i++
+	}
+	return files, timeline
+}
+
+// The simulate commands of every example's README are the commands
+// TestExamples runs, so that each has its expected output and none of the
+// outputs is of a command the README no longer gives.
+func TestExampleCommandsAreTheREADMEs(t *testing.T) {
+	readmes, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inREADMEs []string
+	for _, readme := range readmes {
+		data, err := os.ReadFile(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		example := filepath.Base(filepath.Dir(readme))
+		for _, c := range readmeCommands(string(data)) {
+			inREADMEs = append(inREADMEs, c)
+			i := slices.IndexFunc(exampleRuns, func(r exampleRun) bool { return r.command == c })
+			switch {
+			case i < 0:
+				t.Errorf("examples/%s/README.md gives %q, which TestExamples does not run: add it to exampleRuns with its expected output", example, c)
+			case filepath.Dir(exampleRuns[i].golden) != "examples/"+example:
+				t.Errorf("examples/%s/README.md gives %q, whose expected output is %s, outside the example", example, c, exampleRuns[i].golden)
+			}
 		}
 	}
-	return name
+	for _, r := range exampleRuns {
+		if !slices.Contains(inREADMEs, r.command) {
+			t.Errorf("no example README gives %q (the command of %s): fix the README or exampleRuns", r.command, r.golden)
+		}
+	}
+}
+
+// fence opens or closes a fenced code block of Markdown.
+var fence = regexp.MustCompile("^\\s*```")
+
+// readmeCommands lists the `nodewright simulate` commands of a README's
+// code blocks, each on one line: continuations (a backslash at the end of
+// a line) joined, comments dropped, spaces collapsed.
+func readmeCommands(readme string) []string {
+	var out []string
+	inBlock := false
+	var cmd strings.Builder
+	for _, line := range strings.Split(readme, "\n") {
+		if fence.MatchString(line) {
+			inBlock = !inBlock
+			cmd.Reset()
+			continue
+		}
+		if !inBlock {
+			continue
+		}
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if rest, cont := strings.CutSuffix(line, `\`); cont {
+			cmd.WriteString(rest + " ")
+			continue
+		}
+		cmd.WriteString(line)
+		c := strings.Join(strings.Fields(cmd.String()), " ")
+		cmd.Reset()
+		if strings.HasPrefix(c, "nodewright simulate ") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
