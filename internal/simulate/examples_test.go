@@ -1,14 +1,21 @@
 package simulate
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"flag"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/nodewright/nodewright/internal/manifests"
 )
@@ -134,7 +141,7 @@ func TestExampleCommandsAreTheREADMEs(t *testing.T) {
 			t.Fatal(err)
 		}
 		example := filepath.Base(filepath.Dir(readme))
-		for _, c := range readmeCommands(string(data)) {
+		for _, c := range codeBlockCommands(string(data), "nodewright simulate ") {
 			inREADMEs = append(inREADMEs, c)
 			i := slices.IndexFunc(exampleRuns, func(r exampleRun) bool { return r.command == c })
 			switch {
@@ -155,10 +162,10 @@ func TestExampleCommandsAreTheREADMEs(t *testing.T) {
 // fence opens or closes a fenced code block of Markdown.
 var fence = regexp.MustCompile("^\\s*```")
 
-// readmeCommands lists the `nodewright simulate` commands of a README's
-// code blocks, each on one line: continuations (a backslash at the end of
-// a line) joined, comments dropped, spaces collapsed.
-func readmeCommands(readme string) []string {
+// codeBlockCommands lists the commands of a README's code blocks that
+// start with prefix, each on one line: continuations (a backslash at the
+// end of a line) joined, comments dropped, spaces collapsed.
+func codeBlockCommands(readme, prefix string) []string {
 	var out []string
 	inBlock := false
 	var cmd strings.Builder
@@ -182,8 +189,117 @@ func readmeCommands(readme string) []string {
 		cmd.WriteString(line)
 		c := strings.Join(strings.Fields(cmd.String()), " ")
 		cmd.Reset()
-		if strings.HasPrefix(c, "nodewright simulate ") {
+		if strings.HasPrefix(c, prefix) {
 			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// builtinNamespaces exist in every cluster.
+var builtinNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true}
+
+// clusterScopedKinds are the kinds of the examples that have no namespace.
+var clusterScopedKinds = map[string]bool{"Namespace": true, "NodePool": true, "NodeClaim": true, "NodeOverlay": true,
+	"KWOKNodeClass": true, "EC2NodeClass": true, "Node": true, "PersistentVolume": true, "StorageClass": true}
+
+// The `kubectl apply -f` commands of the examples' READMEs work on a real
+// cluster as written: every namespaced object states its namespace, since
+// one without lands in whatever namespace the user's kubeconfig is on
+// while simulate puts it in default, and the namespace exists already or
+// is created by a Namespace object that kubectl reads before the objects
+// in it (kubectl applies in the order it reads, files as given and a
+// directory's in lexical order; an object whose namespace is not there yet
+// fails).
+func TestExampleApplyCommandsWorkAsWritten(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	readmes, err := filepath.Glob(filepath.Join("examples", "*", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := 0
+	for _, readme := range readmes {
+		data, err := os.ReadFile(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range codeBlockCommands(string(data), "kubectl apply ") {
+			applied++
+			var paths []string
+			fields := strings.Fields(strings.TrimPrefix(c, "kubectl apply "))
+			for i := 0; i+1 < len(fields); i += 2 {
+				if fields[i] != "-f" {
+					t.Fatalf("%s: %q: the test reads only -f", readme, c)
+				}
+				paths = append(paths, fields[i+1])
+			}
+			namespaces := map[string]bool{}
+			for _, o := range objectsInApplyOrder(t, paths...) {
+				switch {
+				case o.Kind == "Namespace":
+					namespaces[o.Metadata.Name] = true
+				case clusterScopedKinds[o.Kind]:
+				case o.Metadata.Namespace == "":
+					t.Errorf("%s: %q: %s %s in %s has no metadata.namespace; it would land in the kubeconfig's current namespace", readme, c, o.Kind, o.Metadata.Name, o.file)
+				case !builtinNamespaces[o.Metadata.Namespace] && !namespaces[o.Metadata.Namespace]:
+					t.Errorf("%s: %q: %s %s/%s in %s: namespace %s does not exist; add a Namespace object that kubectl reads before it",
+						readme, c, o.Kind, o.Metadata.Namespace, o.Metadata.Name, o.file, o.Metadata.Namespace)
+				}
+			}
+		}
+	}
+	if applied == 0 {
+		t.Fatal("no README gives a kubectl apply command; the test reads none")
+	}
+}
+
+type appliedObject struct {
+	file     string
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// objectsInApplyOrder lists the objects of paths in the order kubectl
+// apply -f reads them.
+func objectsInApplyOrder(t *testing.T, paths ...string) []appliedObject {
+	t.Helper()
+	var files []string
+	for _, p := range paths {
+		err := filepath.WalkDir(p, func(f string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(f)) {
+				files = append(files, f)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []appliedObject
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			o := appliedObject{file: f}
+			if err := yaml.Unmarshal(doc, &o); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if o.Kind != "" {
+				out = append(out, o)
+			}
 		}
 	}
 	return out
