@@ -85,27 +85,23 @@ func (f *simulateFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	opts := simulate.Options{}
-	var inputs, named []string
+	var named []string
 	if cluster != "" {
-		inputs, named = []string{cluster}, []string{cluster}
+		named = []string{cluster}
 	}
-	inputs, named = append(inputs, set.Files...), append(named, f.files...)
+	named = append(named, f.files...)
 	if f.timeline != "" {
 		tl, err := simulate.ReadTimeline(f.timeline)
 		if err != nil {
 			return err
 		}
 		opts.Timeline = tl
-		inputs = append(inputs, f.timeline)
 	}
 	kwokCat, awsCat, err := f.catalogs.load()
 	if err != nil {
 		return err
 	}
 	opts.Catalog, opts.AWSCatalog = kwokCat, awsCat
-	if f.catalogs.file != "" {
-		inputs = append(inputs, f.catalogs.file)
-	}
 	if fd := int(os.Stderr.Fd()); term.IsTerminal(fd) {
 		opts.Progress = simulate.ProgressBar(os.Stderr)
 	}
@@ -117,7 +113,7 @@ func (f *simulateFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	res.Inputs = inputs
+	res.Inputs = simulate.Inputs(cluster, set, f.timeline, f.catalogs.file)
 	res.Skipped = simulate.SkippedFrom(problems)
 	if f.reportFile != "" {
 		var buf bytes.Buffer

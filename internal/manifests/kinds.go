@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -21,6 +22,9 @@ import (
 // kind decodes one kind of object into the Set.
 type kind struct {
 	add func(l *loader, dec *json.Decoder, file string) error
+	// typ is the Go type decoded, to find the field a decode error is
+	// about (badQuantities).
+	typ reflect.Type
 }
 
 // decodeInto returns a kind that decodes a T, applies fix (defaults, a
@@ -37,7 +41,7 @@ func decodeInto[T any](fix func(*T), put func(*Set, *T)) kind {
 		put(l.set, obj)
 		l.remember(file, obj)
 		return nil
-	}}
+	}, typ: reflect.TypeFor[T]()}
 }
 
 // kinds are the objects the simulator reads, by apiVersion/kind.

@@ -214,8 +214,13 @@ func (l *loader) readObject(file string, doc int, js []byte) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := k.add(l, dec, file); err != nil {
-		l.problem(Problem{File: file, Kind: tm.Kind, Namespace: tm.Metadata.Namespace, Name: tm.Metadata.Name,
-			Message: fmt.Sprintf("invalid object: %v; fix the field against the %s %s schema", err, tm.APIVersion, tm.Kind)})
+		msg := fmt.Sprintf("invalid object: %v; fix the field against the %s %s schema", err, tm.APIVersion, tm.Kind)
+		// A quantity's parse error names neither the field nor the value
+		// ("unable to parse quantity's suffix"): find them.
+		if bad := badQuantities(k.typ, js); len(bad) > 0 {
+			msg = quantityMessage(bad)
+		}
+		l.problem(Problem{File: file, Kind: tm.Kind, Namespace: tm.Metadata.Namespace, Name: tm.Metadata.Name, Message: msg})
 	}
 }
 

@@ -125,12 +125,12 @@ func TestTimelineErrorsNameTheEventAndField(t *testing.T) {
 	cases := []struct{ yaml, want string }{
 		{"duration: 0s", "duration: must be positive"},
 		{"duration: 1h\nstep: 1m", "step: 1m0s must be between 1s and 10s"},
-		{"duration: 1h\nevents:\n- at: 2h\n  image: {nodeClass: a, image: b}", "events[0]: at: 2h0m0s is outside the run"},
-		{"duration: 1h\nevents:\n- at: 1m\n  scale: {kind: Pod, name: x, replicas: 1}", "events[0]: scale.kind"},
-		{"duration: 1h\nevents:\n- at: 1m", "events[0]: has 0 actions"},
-		{"duration: 1h\nevents:\n- at: 1m\n  jobs: {name: j, count: 1, duration: 1m, cpu: lots}", "jobs.cpu"},
-		{"duration: 1h\nevents:\n- at: 1m\n  scael: {}", "unknown field"},
-		{"duration: soon", "use a Go duration"},
+		{"duration: 1h\nevents:\n- at: 2h\n  image: {nodeClass: a, image: b}", "event 1 (at 2h): at: 2h0m0s is outside the run"},
+		{"duration: 1h\nevents:\n- at: 1m\n  scale: {kind: Pod, name: x, replicas: 1}", "event 1 (at 1m): scale.kind"},
+		{"duration: 1h\nevents:\n- at: 1m", "event 1 (at 1m): has 0 actions"},
+		{"duration: 1h\nevents:\n- at: 1m\n  jobs: {name: j, count: 1, duration: 1m, cpu: lots}", "event 1 (at 1m): jobs.cpu"},
+		{"duration: 1h\nevents:\n- at: 1m\n  scael: {}", `event 1 (at 1m): unknown key "scael"`},
+		{"duration: soon", "duration: duration \"soon\": use a Go duration"},
 	}
 	for _, tc := range cases {
 		_, err := ParseTimeline("tl.yaml", []byte(tc.yaml))
@@ -146,7 +146,7 @@ func TestTimelineReferencesAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(set, Options{Timeline: tl}); err == nil || !strings.Contains(err.Error(), "events[0].scale: Deployment default/api is not in the manifests") {
+	if _, err := New(set, Options{Timeline: tl}); err == nil || !strings.Contains(err.Error(), "event 1 (at 1m): scale: Deployment default/api is not in the manifests") {
 		t.Errorf("error %v", err)
 	}
 }

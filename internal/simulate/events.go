@@ -118,26 +118,26 @@ func (e *Engine) patchNodePool(s scheduled, a *NodePoolAction) error {
 		}
 		doc, err := json.Marshal(np)
 		if err != nil {
-			return fmt.Errorf("timeline events[%d]: encoding NodePool %s: %w", s.index, np.Name, err)
+			return fmt.Errorf("timeline %s: encoding NodePool %s: %w", s.event.label(s.index), np.Name, err)
 		}
 		var obj any
 		if err := json.Unmarshal(doc, &obj); err != nil {
-			return fmt.Errorf("timeline events[%d]: encoding NodePool %s: %w", s.index, np.Name, err)
+			return fmt.Errorf("timeline %s: encoding NodePool %s: %w", s.event.label(s.index), np.Name, err)
 		}
 		patched, err := json.Marshal(mergePatch(obj, map[string]any(a.Patch)))
 		if err != nil {
-			return fmt.Errorf("timeline events[%d]: patching NodePool %s: %w", s.index, np.Name, err)
+			return fmt.Errorf("timeline %s: patching NodePool %s: %w", s.event.label(s.index), np.Name, err)
 		}
 		out := &karpv1.NodePool{}
 		if err := json.Unmarshal(patched, out); err != nil {
-			return fmt.Errorf("timeline events[%d].nodePool.patch: the patched NodePool %s is not valid: %v; fix the patch", s.index, np.Name, err)
+			return fmt.Errorf("timeline %s: nodePool.patch: the patched NodePool %s is not valid: %v; fix the patch", s.event.label(s.index), np.Name, err)
 		}
 		e.pools[i] = out
 		e.typesStale, e.provisionChanged, e.disruptChanged = true, true, true
 		e.rec.event(s.at, "timeline", fmt.Sprintf("NodePool %s patched", np.Name))
 		return nil
 	}
-	return fmt.Errorf("timeline events[%d].nodePool: NodePool %s is not in the manifests", s.index, a.Name)
+	return fmt.Errorf("timeline %s: nodePool: NodePool %s is not in the manifests", s.event.label(s.index), a.Name)
 }
 
 // mergePatch applies an RFC 7386 JSON merge patch: objects merge key by

@@ -56,6 +56,25 @@ type Result struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 }
 
+// Inputs lists what a run read, for Result.Inputs: the cluster read
+// (cluster, "" for none), the manifest files in the order read, the
+// timeline file and the catalog file ("" for none). The CLI and the
+// examples' test both build the list here, so that the examples' expected
+// outputs hold the line the CLI prints.
+func Inputs(cluster string, set *manifests.Set, timeline, catalog string) []string {
+	var out []string
+	if cluster != "" {
+		out = append(out, cluster)
+	}
+	out = append(out, set.Files...)
+	for _, f := range []string{timeline, catalog} {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Skipped is one object, or part of a file, the run left out.
 type Skipped struct {
 	File      string `json:"file"`

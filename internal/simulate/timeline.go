@@ -150,6 +150,9 @@ func ReadTimeline(path string) (*Timeline, error) {
 // ParseTimeline reads a timeline from data; name is used in errors.
 func ParseTimeline(name string, data []byte) (*Timeline, error) {
 	t := &Timeline{}
+	if err := checkTimelineFields(data); err != nil {
+		return nil, fmt.Errorf("%s: %w; see docs/simulate.md for the timeline format", name, err)
+	}
 	if err := yaml.UnmarshalStrict(data, t); err != nil {
 		return nil, fmt.Errorf("%s: %v; see docs/simulate.md for the timeline format", name, err)
 	}
@@ -210,7 +213,7 @@ func (t *Timeline) validate() error {
 	}
 	for i, e := range t.Events {
 		if err := e.validate(t); err != nil {
-			return fmt.Errorf("events[%d]: %w", i, err)
+			return fmt.Errorf("%s: %w", e.label(i), err)
 		}
 	}
 	return nil
@@ -291,16 +294,16 @@ func (t *Timeline) Check(set *manifests.Set) error {
 		switch {
 		case e.Scale != nil:
 			if _, ok := findWorkload(set, e.Scale.Kind, e.Scale.Namespace, e.Scale.Name); !ok {
-				return fmt.Errorf("%s: events[%d].scale: %s %s/%s is not in the manifests; add it or fix the name",
-					name, i, e.Scale.Kind, e.Scale.Namespace, e.Scale.Name)
+				return fmt.Errorf("%s: %s: scale: %s %s/%s is not in the manifests; add it or fix the name",
+					name, e.label(i), e.Scale.Kind, e.Scale.Namespace, e.Scale.Name)
 			}
 		case e.NodePool != nil:
 			if set.NodePool(e.NodePool.Name) == nil {
-				return fmt.Errorf("%s: events[%d].nodePool: NodePool %s is not in the manifests; add it or fix the name", name, i, e.NodePool.Name)
+				return fmt.Errorf("%s: %s: nodePool: NodePool %s is not in the manifests; add it or fix the name", name, e.label(i), e.NodePool.Name)
 			}
 		case e.Image != nil:
 			if set.NodeClass(e.Image.NodeClass) == nil {
-				return fmt.Errorf("%s: events[%d].image: KWOKNodeClass %s is not in the manifests; add it or fix the name", name, i, e.Image.NodeClass)
+				return fmt.Errorf("%s: %s: image: KWOKNodeClass %s is not in the manifests; add it or fix the name", name, e.label(i), e.Image.NodeClass)
 			}
 		}
 	}
