@@ -25,6 +25,7 @@ func rootCommand() *cobra.Command {
 	// so that the walk below covers it too.
 	root.InitDefaultCompletionCmd()
 	requireSubcommands(root)
+	root.SetHelpCommand(helpCommand())
 	// The default template shows "<path> [flags]" for every runnable
 	// command, which the groups now are; for a group it would read as if
 	// running it bare did something.
@@ -84,4 +85,63 @@ func suggestions(cmd *cobra.Command, typed string) string {
 		return ""
 	}
 	return " (did you mean " + strings.Join(s, " or ") + "?)"
+}
+
+// helpCommand replaces cobra's help command, which for a topic that is no
+// command printed the root's help, or "Unknown help topic" and the usage,
+// and exited 0 either way: `nodewright help pods` looked like a success.
+// Here an unknown topic is an error, as an unknown subcommand is, and a
+// known one prints that command's help as before.
+func helpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of any command: nodewright help [path to command].",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			// Find stops at the deepest command the words name and hands
+			// back the rest; the groups' Args hook (requireSubcommands)
+			// means it reports no error for them, so the rest is checked
+			// here.
+			cmd, rest, err := c.Root().Find(args)
+			if err == nil && len(rest) > 0 {
+				err = unknownHelpTopic(cmd, rest[0])
+			}
+			if err != nil {
+				return fmt.Errorf("unknown help topic %q: %w", strings.Join(args, " "), err)
+			}
+			// As cobra's help command does, so that --help shows in the
+			// flags of a command that has not run.
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
+	}
+}
+
+// unknownHelpTopic says that cmd has no subcommand typed, and which it has.
+func unknownHelpTopic(cmd *cobra.Command, typed string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("%q has no subcommands; run '%s --help'", cmd.CommandPath(), cmd.CommandPath())
+	}
+	return fmt.Errorf("%q has no command %q%s; its commands are %s",
+		cmd.CommandPath(), typed, suggestions(cmd, typed), strings.Join(names, ", "))
 }

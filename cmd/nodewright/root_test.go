@@ -93,3 +93,34 @@ func TestGroupUsageOffersOnlySubcommands(t *testing.T) {
 		t.Errorf("found %d groups; the walk missed some", groups)
 	}
 }
+
+// `nodewright help pods` printed help and exited 0, so a typo in a script's
+// help topic passed unnoticed; an unknown topic must fail like an unknown
+// command, naming the topic and the commands there are, while help for a
+// real command still prints it and succeeds.
+func TestHelpForAnUnknownTopicFails(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string // empty: must succeed
+		wantOut string // in stdout and stderr together
+	}{
+		{[]string{"help", "pods"}, `unknown help topic "pods": "nodewright" has no command "pods"; its commands are catalog, completion, controller, dev, explain, simulate`, ""},
+		{[]string{"help", "explain", "pods"}, `unknown help topic "explain pods": "nodewright explain" has no command "pods" (did you mean node or pod?); its commands are node, pod`, ""},
+		{[]string{"help", "simulat"}, `unknown help topic "simulat": "nodewright" has no command "simulat" (did you mean simulate?); its commands are catalog, completion, controller, dev, explain, simulate`, ""},
+		{[]string{"help", "simulate", "pods"}, `unknown help topic "simulate pods": "nodewright simulate" has no subcommands; run 'nodewright simulate --help'`, ""},
+		{[]string{"help", "simulate"}, "", "Usage:\n  nodewright simulate (-f PATH"},
+		{[]string{"help", "explain", "pod"}, "", "nodewright explain pod"},
+		{[]string{"help"}, "", "nodewright [command]"},
+	} {
+		out, errOut, err := execute(rootCommand(), tc.args...)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
+			t.Errorf("%q: error %v, want %q", tc.args, err, tc.wantErr)
+		}
+		if !strings.Contains(out+errOut, tc.wantOut) {
+			t.Errorf("%q: output %q, want it to contain %q", tc.args, out+errOut, tc.wantOut)
+		}
+	}
+}

@@ -79,6 +79,12 @@ func TestPodExplanations(t *testing.T) {
 			s.node("node-a", static, "m5.large", 0)
 			s.pod("big", "big", "", "4", "4Gi", nil)
 		}, "big", "NodePool static is static (spec.replicas): it keeps its replicas and launches no node for pending pods"},
+		{"pod-nodepool-requirement-matches-no-type", func(s *sources) {
+			// A typo in the NodePool: the reason names the requirement and
+			// the spelling the catalog has.
+			s.Cluster.NodePools = append(s.Cluster.NodePools, pool("general", onlyTypes("m5.xlarg")))
+			s.pod("web", "web", "", "1", "1Gi", nil)
+		}, "web", "NodePool general: node.kubernetes.io/instance-type In [m5.xlarg] matches no instance type: did you mean m5.xlarge?"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func (s *state) explainPool(g *group, p *pool) PoolReason {
 		return pr
 	}
 	if len(p.types) == 0 {
-		pr.Reason = "no instance type with an available offering meets the NodePool's requirements"
+		pr.Reason = whyNoTypes(p)
 		return pr
 	}
 	reqs := p.reqs.Intersect(g.reqs)

@@ -25,6 +25,9 @@ type pool struct {
 	// provided are the label keys a new node of the pool has: the pool's
 	// requirements and labels, and what its instance types define.
 	provided map[string]bool
+	// whyNoTypes caches whyNoTypes's answer when types is empty: every pod
+	// that fails asks, and the answer is the pool's alone.
+	whyNoTypes string
 }
 
 type minValue struct {
