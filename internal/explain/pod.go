@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -142,6 +143,9 @@ func Pod(in Input, namespace, name string) (*PodExplanation, error) {
 		return nil, fmt.Errorf("solving the cluster's pending pods: %w", err)
 	}
 	ex.Decision = decide(plan, pod)
+	if ex.Decision.Kind == DecisionUnschedulable {
+		ex.Decision.Reason = namePoolErrors(ex.Decision.Reason, res.PoolErrors)
+	}
 	if claim := nominatedTo(res, pod); claim != "" && ex.Decision.Kind == DecisionNone {
 		ex.Decision = Decision{Kind: DecisionNominated, NodeClaim: claim}
 	}
@@ -291,6 +295,24 @@ func decide(plan *solver.Plan, pod *corev1.Pod) Decision {
 		}
 	}
 	return Decision{Kind: DecisionNone}
+}
+
+// namePoolErrors rewrites the solver's "no NodePool" (it saw none) when
+// NodePools were left out as launching nothing: it named none of them, as
+// if the cluster had no NodePool, while the lines below say why each
+// launches nothing.
+func namePoolErrors(reason string, errs map[string]error) string {
+	if len(errs) == 0 {
+		return reason
+	}
+	parts := strings.Split(reason, "; ")
+	for i, p := range parts {
+		if p == "no NodePool" || p == "unschedulable: no NodePool" {
+			names := sortedKeys(errs)
+			parts[i] = strings.Replace(p, "no NodePool", fmt.Sprintf("no NodePool can launch a node (%s: launches nothing, see below)", strings.Join(names, ", ")), 1)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // poolFits lists every NodePool: those the solver judged, with prices, and

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,28 @@ func TestPodNotFoundSaysWhatToCheck(t *testing.T) {
 	_, err := Pod(s.input(t), "default", "nope")
 	if err == nil || !strings.Contains(err.Error(), "default/nope") || !strings.Contains(err.Error(), "-n") {
 		t.Errorf("got %v, want an error naming the pod and the -n flag", err)
+	}
+}
+
+// TestNamePoolErrors: the solver's "no NodePool" (it was given none) names
+// the NodePools left out as launching nothing; with none left out it stays.
+func TestNamePoolErrors(t *testing.T) {
+	bad := map[string]error{"b": errors.New("x"), "a": errors.New("y")}
+	for _, tc := range []struct {
+		name, reason string
+		errs         map[string]error
+		want         string
+	}{
+		{"alone", "unschedulable: no NodePool", bad, "unschedulable: no NodePool can launch a node (a, b: launches nothing, see below)"},
+		{"after existing nodes", "unschedulable: no existing node fits (1 refused: taint); no NodePool", bad,
+			"unschedulable: no existing node fits (1 refused: taint); no NodePool can launch a node (a, b: launches nothing, see below)"},
+		{"no NodePool left out", "unschedulable: no NodePool", nil, "unschedulable: no NodePool"},
+		{"NodePools judged", "unschedulable: NodePool gpu: limit reached: nodes", bad, "unschedulable: NodePool gpu: limit reached: nodes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := namePoolErrors(tc.reason, tc.errs); got != tc.want {
+				t.Errorf("got %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
