@@ -73,7 +73,7 @@ type loader struct {
 	fromBase map[any]bool
 	// origin remembers the file each object came from, for problems found
 	// after reading (references between objects).
-	origin map[string]string
+	origin map[any]string
 }
 
 func (l *loader) problem(p Problem) { l.problems = append(l.problems, p) }

@@ -254,3 +254,47 @@ spec:
 		t.Errorf("no problem naming a.yaml's NodePool as the second definition:\n%s", list(problems))
 	}
 }
+
+// TestDuplicateProblemsNameTheirFile: with one NodePool in two files, a
+// problem with the first is pinned to the first file (it named the last
+// file read), and the second is reported as defined twice, not used in
+// the first's place without a word.
+func TestDuplicateProblemsNameTheirFile(t *testing.T) {
+	dir := t.TempDir()
+	pool := func(class string) string {
+		return sprintf(`apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: p}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: nodewright.dev, kind: KWOKNodeClass, name: %s}
+      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
+`, class)
+	}
+	bad, good := filepath.Join(dir, "bad.yaml"), filepath.Join(dir, "good.yaml")
+	class := "apiVersion: nodewright.dev/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: c}\n---\n"
+	if err := os.WriteFile(bad, []byte(class+pool("typo")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte(pool("c")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, problems := Load(bad, good)
+	if np := set.NodePool("p"); np != nil {
+		t.Errorf("kept the NodePool of the second file in place of the refused first one")
+	}
+	want := map[string]string{
+		bad:  "names KWOKNodeClass typo",
+		good: "defined twice; keep one of the two (the first, in " + bad + ", was refused, and neither is used)",
+	}
+	for file, msg := range want {
+		found := false
+		for _, p := range problems {
+			found = found || (p.Kind == "NodePool" && p.File == file && strings.Contains(p.Message, msg))
+		}
+		if !found {
+			t.Errorf("no NodePool problem in %s saying %q:\n%s", file, msg, list(problems))
+		}
+	}
+}

@@ -18,11 +18,11 @@ import (
 // remember records the file an object came from.
 func (l *loader) remember(file string, obj any) {
 	if l.origin == nil {
-		l.origin = map[string]string{}
+		l.origin = map[any]string{}
 	}
-	if m, ok := obj.(metav1.Object); ok {
-		l.origin[fmt.Sprintf("%T/%s/%s", obj, m.GetNamespace(), m.GetName())] = file
-	}
+	// By the object itself: two objects of one kind and name from two
+	// files are each reported against their own file.
+	l.origin[obj] = file
 	if l.inBase {
 		if l.fromBase == nil {
 			l.fromBase = map[any]bool{}
@@ -32,7 +32,7 @@ func (l *loader) remember(file string, obj any) {
 }
 
 func (l *loader) fileOf(obj metav1.Object) string {
-	return l.origin[fmt.Sprintf("%T/%s/%s", obj, obj.GetNamespace(), obj.GetName())]
+	return l.origin[obj]
 }
 
 // keep filters objects, reporting each that ok rejects; a later object of
@@ -48,23 +48,31 @@ func keep[T metav1.Object](l *loader, kind string, objs []T, ok func(T) string) 
 		}
 	}
 	out := objs[:0]
-	seen := map[string]bool{}
+	// seen holds the first object of each name, refused says whether it
+	// was: a second one is not used in its place, which would make a fix
+	// in the second file look as if it had worked.
+	seen, refused := map[string]T{}, map[string]bool{}
 	for _, o := range objs {
 		id := o.GetNamespace() + "/" + o.GetName()
 		if l.fromBase[o] && inFiles[id] {
 			continue
 		}
 		why := ""
-		if seen[id] {
+		if first, twice := seen[id]; twice {
 			why = "defined twice; keep one of the two (the first one is used)"
+			if refused[id] {
+				why = fmt.Sprintf("defined twice; keep one of the two (the first, in %s, was refused, and neither is used)", l.fileOf(first))
+			}
 		} else if ok != nil {
 			why = ok(o)
+		}
+		if _, twice := seen[id]; !twice {
+			seen[id], refused[id] = o, why != ""
 		}
 		if why != "" {
 			l.problem(Problem{File: l.fileOf(o), Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName(), Message: why})
 			continue
 		}
-		seen[id] = true
 		fillUID(kind, o)
 		out = append(out, o)
 	}
