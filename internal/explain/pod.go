@@ -108,7 +108,7 @@ func Pod(in Input, namespace, name string) (*PodExplanation, error) {
 		}
 	}
 	if pod == nil {
-		return nil, fmt.Errorf("pod %s/%s not found; check the name and namespace (-n), or that the manifests (-f) include it", namespace, name)
+		return nil, podNotFound(cluster.Pods, namespace, name)
 	}
 	status := podStatus(pod, nil)
 	hypothetical := false
@@ -167,6 +167,37 @@ func Pod(in Input, namespace, name string) (*PodExplanation, error) {
 	ex.Existing = why.Existing
 	ex.NodePools = poolFits(why, res, cluster.NodePools)
 	return ex, nil
+}
+
+// podNotFound says a pod is not there, and names the pods a user may have
+// meant: a workload's pods (offline, a Deployment web's are web-sim-0 and
+// on; live, web-<hash>-<suffix>) or a pod of that name in other
+// namespaces.
+func podNotFound(pods []*corev1.Pod, namespace, name string) error {
+	var like, elsewhere []string
+	for _, p := range pods {
+		switch {
+		case p.Namespace == namespace && strings.HasPrefix(p.Name, name+"-"):
+			like = append(like, p.Name)
+		case p.Namespace != namespace && p.Name == name:
+			elsewhere = append(elsewhere, p.Namespace)
+		}
+	}
+	sort.Strings(like)
+	sort.Strings(elsewhere)
+	msg := fmt.Sprintf("pod %s/%s not found", namespace, name)
+	switch {
+	case len(like) > 0:
+		more := ""
+		if len(like) > 3 {
+			more = fmt.Sprintf(" and %d more", len(like)-3)
+			like = like[:3]
+		}
+		return fmt.Errorf("%s; the pods of that name's workload are %s%s: explain one of them", msg, strings.Join(like, ", "), more)
+	case len(elsewhere) > 0:
+		return fmt.Errorf("%s; a pod of that name is in namespace %s: pass -n", msg, strings.Join(elsewhere, ", "))
+	}
+	return fmt.Errorf("%s; check the name and namespace (-n), or that the manifests (-f) include it", msg)
 }
 
 // unbind returns the cluster with the pod waiting for a node, as

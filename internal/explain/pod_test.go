@@ -137,3 +137,26 @@ func TestNamePoolErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPodNotFound: a workload's name or a pod in another namespace gets the
+// pods meant (explain pod storefront said only "not found" while the
+// expanded pods are storefront-sim-0 and on).
+func TestPodNotFound(t *testing.T) {
+	pod := func(ns, name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	pods := []*corev1.Pod{pod("shop", "storefront-sim-1"), pod("shop", "storefront-sim-0"), pod("shop", "storefronts-0"),
+		pod("shop", "web-sim-0"), pod("shop", "web-sim-1"), pod("shop", "web-sim-2"), pod("shop", "web-sim-3"), pod("other", "big")}
+	for _, tc := range []struct{ name, ns, pod, want string }{
+		{"a Deployment's pods", "shop", "storefront", "pod shop/storefront not found; the pods of that name's workload are storefront-sim-0, storefront-sim-1: explain one of them"},
+		{"many", "shop", "web", "the pods of that name's workload are web-sim-0, web-sim-1, web-sim-2 and 1 more"},
+		{"another namespace", "default", "big", "pod default/big not found; a pod of that name is in namespace other: pass -n"},
+		{"nothing like it", "shop", "db", "pod shop/db not found; check the name and namespace (-n)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := podNotFound(pods, tc.ns, tc.pod); !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %q\nwant it to say %q", err, tc.want)
+			}
+		})
+	}
+}
