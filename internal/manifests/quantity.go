@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodewright/nodewright/internal/fieldpath"
 )
 
 // quantityHint says what a valid quantity looks like; the parser's own
@@ -70,7 +71,7 @@ func walkQuantities(t reflect.Type, v any, path string, out *[]badQuantity) {
 		fields := jsonFields(t)
 		for _, k := range sortedKeys(obj) {
 			if ft, ok := lookupField(fields, k); ok {
-				walkQuantities(ft, obj[k], join(path, k), out)
+				walkQuantities(ft, obj[k], fieldpath.Field(path, k), out)
 			}
 		}
 	case reflect.Map:
@@ -79,7 +80,7 @@ func walkQuantities(t reflect.Type, v any, path string, out *[]badQuantity) {
 			return
 		}
 		for _, k := range sortedKeys(obj) {
-			walkQuantities(t.Elem(), obj[k], mapKey(path, k), out)
+			walkQuantities(t.Elem(), obj[k], fieldpath.MapKey(path, k), out)
 		}
 	case reflect.Slice, reflect.Array:
 		items, ok := v.([]any)
@@ -87,7 +88,7 @@ func walkQuantities(t reflect.Type, v any, path string, out *[]badQuantity) {
 			return
 		}
 		for i, item := range items {
-			walkQuantities(t.Elem(), item, fmt.Sprintf("%s[%d]", path, i), out)
+			walkQuantities(t.Elem(), item, fieldpath.Index(path, i), out)
 		}
 	}
 }
@@ -148,24 +149,6 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// plainKey is a map key that reads unambiguously after a dot; others
-// (nvidia.com/gpu) are bracketed, as the API server's field paths do.
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-func mapKey(path, key string) string {
-	if plainKey.MatchString(key) {
-		return join(path, key)
-	}
-	return fmt.Sprintf("%s[%s]", path, key)
 }
 
 // quantityMessage is the problem's message for the bad quantities found.

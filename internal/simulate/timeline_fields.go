@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/nodewright/nodewright/internal/fieldpath"
 )
 
 // checkTimelineFields reads data as a generic document and checks every key
@@ -59,7 +60,7 @@ func checkFields(t reflect.Type, v any, path string) error {
 		return nil
 	case t.Kind() == reflect.Slice && isList:
 		for i, item := range items {
-			at := fmt.Sprintf("%s[%d]", path, i)
+			at := fieldpath.Index(path, i)
 			if t.Elem() == eventType {
 				// Users count events from 1 and find them by their time.
 				at = rawEventLabel(i, item)
@@ -159,18 +160,15 @@ func join(path, key string) string {
 	case strings.HasPrefix(path, "event ") && !strings.Contains(path, ":"):
 		return path + ": " + key
 	}
-	return path + "." + key
+	return fieldpath.Field(path, key)
 }
 
-// plainKey is a map key that reads unambiguously after a dot; others
-// (karpenter.sh/do-not-disrupt) are bracketed.
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
+// mapKey is fieldpath.MapKey with join's event labels.
 func mapKey(path, key string) string {
-	if plainKey.MatchString(key) {
+	if fieldpath.Plain(key) {
 		return join(path, key)
 	}
-	return fmt.Sprintf("%s[%s]", path, key)
+	return fieldpath.Bracket(path, key)
 }
 
 func sortedKeys(m map[string]any) []string {
