@@ -159,6 +159,15 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 
 	var created atomic.Int64
 	nodesDone := make(chan error, 1)
+	if cfg.apiPprofDir != "" {
+		profDone := make(chan struct{})
+		profWG := make(chan struct{})
+		go func() {
+			defer close(profWG)
+			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d-%s", run, suffix), profDone)
+		}()
+		defer func() { close(profDone); <-profWG }()
+	}
 	tStart := time.Now()
 	if ideal {
 		go func() {

@@ -102,6 +102,10 @@
 //	                                  with net/http/pprof) and save 30-second CPU
 //	                                  profiles, heap profiles and goroutine dumps
 //	                                  there throughout the run
+//	NODEWRIGHT_SCALE_APISERVER_PPROF  a directory: save 30-second CPU profiles of
+//	                                  kube-apiserver there, from the first pod create
+//	                                  to the end of each run, baseline and ideal
+//	                                  (runN-cpu-NNN.pb.gz, runN-baseline-..., runN-ideal-...)
 //
 // The pods are bare pods (no owner), in namespace "scale", of eight shapes from
 // 100m/128Mi to 2/4Gi in equal numbers, created by 64 goroutines through a

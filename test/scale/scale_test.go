@@ -115,6 +115,7 @@ type config struct {
 	workDir        string
 	keepLog        string
 	pprofDir       string
+	apiPprofDir    string
 	minNodeCPU     int
 	heartbeat      int
 	memLimit       string
@@ -146,6 +147,7 @@ func readConfig(b *testing.B) config {
 	c.workDir = os.Getenv("NODEWRIGHT_SCALE_WORKDIR")
 	c.keepLog = os.Getenv("NODEWRIGHT_SCALE_KEEP_LOG")
 	c.pprofDir = os.Getenv("NODEWRIGHT_SCALE_PPROF")
+	c.apiPprofDir = os.Getenv("NODEWRIGHT_SCALE_APISERVER_PPROF")
 	if s, ok := os.LookupEnv("NODEWRIGHT_SCALE_GOMEMLIMIT"); ok {
 		c.memLimit = s
 	}
@@ -440,6 +442,13 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		go func() {
 			defer progressWG.Done()
 			profileLoop(pprofPort, cfg.pprofDir, progressDone)
+		}()
+	}
+	if cfg.apiPprofDir != "" {
+		progressWG.Add(1)
+		go func() {
+			defer progressWG.Done()
+			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d", run), progressDone)
 		}()
 	}
 
