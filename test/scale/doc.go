@@ -106,6 +106,9 @@
 //	                                  kube-apiserver there, from the first pod create
 //	                                  to the end of each run, baseline and ideal
 //	                                  (runN-cpu-NNN.pb.gz, runN-baseline-..., runN-ideal-...)
+//	NODEWRIGHT_SCALE_NODE_WAITS       1: with each progress line, what the registered
+//	                                  nodes not yet initialized wait for (not Ready,
+//	                                  and each taint they carry)
 //
 // The pods are bare pods (no owner), in namespace "scale", of eight shapes from
 // 100m/128Mi to 2/4Gi in equal numbers, created by 64 goroutines through a

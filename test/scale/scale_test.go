@@ -116,6 +116,7 @@ type config struct {
 	keepLog        string
 	pprofDir       string
 	apiPprofDir    string
+	nodeWaits      bool
 	minNodeCPU     int
 	heartbeat      int
 	memLimit       string
@@ -148,6 +149,7 @@ func readConfig(b *testing.B) config {
 	c.keepLog = os.Getenv("NODEWRIGHT_SCALE_KEEP_LOG")
 	c.pprofDir = os.Getenv("NODEWRIGHT_SCALE_PPROF")
 	c.apiPprofDir = os.Getenv("NODEWRIGHT_SCALE_APISERVER_PPROF")
+	c.nodeWaits = os.Getenv("NODEWRIGHT_SCALE_NODE_WAITS") == "1"
 	if s, ok := os.LookupEnv("NODEWRIGHT_SCALE_GOMEMLIMIT"); ok {
 		c.memLimit = s
 	}
@@ -432,6 +434,11 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 				}
 				logf("[%6.1fs] created %d | %s | controller RSS %.0f MiB (peak %.0f, heap in use %.0f as last scraped)",
 					time.Since(t0).Seconds(), createdCount.Load(), s, m.rssMiB, m.hwmMiB, heap/(1<<20))
+				if cfg.nodeWaits {
+					if w, err := nodeWaits(ctx, cs); err == nil {
+						logf("[%6.1fs] NODES %s", time.Since(t0).Seconds(), w)
+					}
+				}
 			}
 		}
 	}()
