@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
@@ -24,8 +23,13 @@ const waitMessageAfter = 15 * time.Second
 // the claim is in flight, however long the node stays NotReady, up to
 // InitializationTimeout.
 func (c *Controller) initialize(ctx context.Context, nc *karpv1.NodeClaim, node *corev1.Node) (reconcile.Result, error) {
-	waiting := notInitialized(nc, node)
+	// A Ready node that kube-controller-manager has not yet lifted the
+	// not-ready taint from is usable once this write lifts it.
+	usable := node.DeepCopy()
+	lifted := liftNotReady(usable)
+	waiting := notInitialized(nc, usable)
 	if len(waiting) > 0 {
+		waiting = notInitialized(nc, node)
 		msg := strings.Join(waiting, "; ")
 		registered := since(nc, karpv1.ConditionTypeRegistered)
 		if c.Opts.InitializationTimeout > 0 && !registered.IsZero() && c.Now().Sub(registered) > c.Opts.InitializationTimeout {
@@ -48,13 +52,21 @@ func (c *Controller) initialize(ctx context.Context, nc *karpv1.NodeClaim, node 
 		// Node events wake us; the requeue only bounds the timeout check.
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	if node.Labels[karpv1.NodeInitializedLabelKey] != "true" {
-		before := node.DeepCopy()
-		n := node.DeepCopy()
-		n.Labels[karpv1.NodeInitializedLabelKey] = "true"
-		if err := c.Client.Patch(ctx, n, client.MergeFrom(before)); err != nil {
+	if node.Labels[karpv1.NodeInitializedLabelKey] != "true" || lifted {
+		if usable.Labels == nil {
+			usable.Labels = map[string]string{}
+		}
+		usable.Labels[karpv1.NodeInitializedLabelKey] = "true"
+		// As at registration: still Ready when the write lands, and whole
+		// when an extended resource must still be there.
+		check := checkReady
+		if len(extendedRequests(nc)) > 0 {
+			check = checkAll
+		}
+		if err := patchNode(ctx, c.Client, node, usable, check); err != nil {
 			return reconcile.Result{}, fmt.Errorf("labelling node %s initialized: %w", node.Name, err)
 		}
+		node = usable
 	}
 	before := nc.DeepCopy()
 	setCondition(nc, karpv1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "")

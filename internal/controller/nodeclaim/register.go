@@ -78,6 +78,7 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 		}
 	}
 	n.Spec.Taints = taints
+	lifted := liftNotReady(n)
 	owned := false
 	for _, ref := range n.OwnerReferences {
 		if ref.UID == nc.UID {
@@ -96,13 +97,14 @@ func (c *Controller) register(ctx context.Context, nc *karpv1.NodeClaim, node *c
 	if usable {
 		n.Labels[karpv1.NodeInitializedLabelKey] = "true"
 	}
-	// A node labelled initialized must still be Ready when the write lands;
-	// one that must still have an extended resource is checked whole.
+	// A node labelled initialized, or whose not-ready taint the write
+	// lifts, must still be Ready when the write lands; one that must still
+	// have an extended resource is checked whole.
 	check := checkTaints
 	switch {
 	case usable && len(extendedRequests(nc)) > 0:
 		check = checkAll
-	case usable:
+	case usable || lifted:
 		check = checkReady
 	}
 	if err := patchNode(ctx, c.Client, nodeBefore, n, check); err != nil {
