@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/util/retry"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -187,7 +189,8 @@ func claimsOf(pool string) ([]karpv1.NodeClaim, error) {
 	return l.Items, err
 }
 
-func setNodeReady(t *testing.T, name string) {
+// reportReady writes the node's Ready condition, the kubelet's part only.
+func reportReady(t *testing.T, name string) *corev1.Node {
 	t.Helper()
 	ctx := context.Background()
 	n := &corev1.Node{}
@@ -198,15 +201,35 @@ func setNodeReady(t *testing.T, name string) {
 	if err := cluster.Client.Status().Update(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	// kube-controller-manager would lift the not-ready taint now.
-	var taints []corev1.Taint
-	for _, taint := range n.Spec.Taints {
-		if taint.Key != corev1.TaintNodeNotReady {
-			taints = append(taints, taint)
+	return n
+}
+
+// setNodeReady writes the node's Ready condition and, as
+// kube-controller-manager would, lifts its not-ready taint.
+func setNodeReady(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	n := reportReady(t, name)
+	// kube-controller-manager would lift the not-ready taint now. The
+	// controller lifts it too, from a Ready node, so the node may have
+	// changed since it was read: read it again and lift what is left.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cluster.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			return err
 		}
-	}
-	n.Spec.Taints = taints
-	if err := cluster.Client.Update(ctx, n); err != nil {
+		var taints []corev1.Taint
+		for _, taint := range n.Spec.Taints {
+			if taint.Key != corev1.TaintNodeNotReady {
+				taints = append(taints, taint)
+			}
+		}
+		if len(taints) == len(n.Spec.Taints) {
+			return nil
+		}
+		n.Spec.Taints = taints
+		return cluster.Client.Update(ctx, n)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
