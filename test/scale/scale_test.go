@@ -435,9 +435,11 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 				logf("[%6.1fs] created %d | %s | controller RSS %.0f MiB (peak %.0f, heap in use %.0f as last scraped)",
 					time.Since(t0).Seconds(), createdCount.Load(), s, m.rssMiB, m.hwmMiB, heap/(1<<20))
 				if cfg.nodeWaits {
-					if w, err := nodeWaits(ctx, cs); err == nil {
-						logf("[%6.1fs] NODES %s", time.Since(t0).Seconds(), w)
+					w, err := nodeWaits(ctx, cs)
+					if err != nil {
+						w = err.Error()
 					}
+					logf("[%6.1fs] NODES %s", time.Since(t0).Seconds(), w)
 				}
 			}
 		}
