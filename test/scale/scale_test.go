@@ -422,6 +422,13 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		// its CPU at 10,000 pods): at most every 30 s, as Prometheus
 		// scrapes, not at every progress line.
 		heap, lastScrape := 0.0, time.Time{}
+		// Each line also says who used the CPU since the last one: with
+		// both cores busy, a stall in the creates shows which process
+		// took the time.
+		lastCPU := map[string]time.Duration{"controller": procCPU(pid)}
+		for n, p := range comps {
+			lastCPU[n] = procCPU(p)
+		}
 		for {
 			select {
 			case <-progressDone:
@@ -432,8 +439,8 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 				if time.Since(lastScrape) >= 30*time.Second {
 					heap, lastScrape = scrapeMetric(metricsPort, "go_memstats_heap_inuse_bytes"), time.Now()
 				}
-				logf("[%6.1fs] created %d | %s | controller RSS %.0f MiB (peak %.0f, heap in use %.0f as last scraped)",
-					time.Since(t0).Seconds(), createdCount.Load(), s, m.rssMiB, m.hwmMiB, heap/(1<<20))
+				logf("[%6.1fs] created %d | %s | controller RSS %.0f MiB (peak %.0f, heap in use %.0f as last scraped) | CPU since the last line: %s",
+					time.Since(t0).Seconds(), createdCount.Load(), s, m.rssMiB, m.hwmMiB, heap/(1<<20), cpuSince(pid, comps, lastCPU))
 				if cfg.nodeWaits {
 					w, err := nodeWaits(ctx, cs)
 					if err != nil {
@@ -1475,6 +1482,24 @@ func componentCPU(pids map[string]int, from map[string]time.Duration) (line []st
 		}
 	}
 	return line, all
+}
+
+// cpuSince formats the CPU the controller and each component used since
+// the readings in last, and stores the new readings there.
+func cpuSince(controller int, comps map[string]int, last map[string]time.Duration) string {
+	var parts []string
+	read := func(name string, pid int) {
+		now := procCPU(pid)
+		parts = append(parts, fmt.Sprintf("%s %.1fs", name, (now-last[name]).Seconds()))
+		last[name] = now
+	}
+	read("controller", controller)
+	for _, n := range devcluster.Components() {
+		if p, ok := comps[n]; ok {
+			read(n, p)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func componentPIDs(env *devenv.Env) map[string]int {
