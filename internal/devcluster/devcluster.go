@@ -101,6 +101,12 @@ type Options struct {
 	// of nodes cannot renew every lease in time; kwokctl's own default for
 	// such simulations is 5.
 	HeartbeatFactor int
+	// APIServerFlags are extra kube-apiserver flags, each "name=value" with
+	// or without the leading "--" (http2-max-streams-per-connection=1000,
+	// say): for experiments on the cluster itself, such as the scale
+	// benchmark's NODEWRIGHT_SCALE_APISERVER_FLAGS. A flag kwokctl already
+	// sets is replaced.
+	APIServerFlags []string
 
 	// owner is the process an Ephemeral cluster lives as long as; zero means
 	// this one. Tests set it to watch the watchdog work.
@@ -125,6 +131,7 @@ type Cluster struct {
 	kwokPort    int
 	heartbeat   time.Duration
 	factor      int
+	apiFlags    []any
 
 	watchdog     *exec.Cmd
 	watchdogDone chan struct{}
@@ -177,6 +184,10 @@ func newCluster(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	dir := filepath.Join(workDir, "clusters", opts.Name)
+	apiFlags, err := extraArgs(opts.APIServerFlags)
+	if err != nil {
+		return nil, fmt.Errorf("devcluster: APIServerFlags: %w", err)
+	}
 	log := opts.Log
 	if log == nil {
 		log = io.Discard
@@ -190,7 +201,22 @@ func newCluster(opts Options) (*Cluster, error) {
 		log:         log,
 		heartbeat:   opts.heartbeat,
 		factor:      max(opts.HeartbeatFactor, 1),
+		apiFlags:    apiFlags,
 	}, nil
+}
+
+// extraArgs turns "name=value" flags into kwokctl's extraArgs, each
+// overriding what kwokctl would pass.
+func extraArgs(flags []string) ([]any, error) {
+	var out []any
+	for _, f := range flags {
+		name, value, ok := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q: want name=value, as in http2-max-streams-per-connection=1000", f)
+		}
+		out = append(out, map[string]any{"key": name, "value": value, "override": true})
+	}
+	return out, nil
 }
 
 // Create starts a new cluster and waits until it can run pods: the API server
@@ -342,6 +368,10 @@ func (c *Cluster) config(ports []int) ([]byte, error) {
 			// kwok refuses alongside kwok.yaml's annotation selector.
 			"extraArgs": []any{map[string]any{"key": "manage-all-nodes", "value": "false", "override": true}},
 		}},
+	}
+	if len(c.apiFlags) > 0 {
+		kwokctl["componentsPatches"] = append(kwokctl["componentsPatches"].([]any),
+			map[string]any{"name": ComponentKubeAPIServer, "extraArgs": c.apiFlags})
 	}
 	b, err := yaml.Marshal(kwokctl)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -708,5 +709,52 @@ current-context: x
 	}
 	if string(cfg.CAData) != "the CA" || string(cfg.CertData) != "the certificate" || string(cfg.KeyData) != "the key" {
 		t.Errorf("read CA %q, certificate %q, key %q", cfg.CAData, cfg.CertData, cfg.KeyData)
+	}
+}
+
+func TestAPIServerFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flags   []string
+		want    []string // key=value of each extraArg
+		wantErr string
+	}{
+		{flags: nil},
+		{flags: []string{"http2-max-streams-per-connection=1000"}, want: []string{"http2-max-streams-per-connection=1000"}},
+		{flags: []string{"--v=2", "--feature-gates=A=true,B=false"}, want: []string{"v=2", "feature-gates=A=true,B=false"}},
+		{flags: []string{"--v"}, wantErr: `"--v": want name=value`},
+		{flags: []string{"=1"}, wantErr: `"=1": want name=value`},
+	} {
+		c, err := newCluster(Options{Name: "x", BinariesDir: fakeBinaries(t), APIServerFlags: tc.flags})
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: error %v, want one containing %s", tc.flags, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.flags, err)
+		}
+		cfg, err := c.config([]int{21001, 21002, 21003, 21004, 21005, 21006})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		patches, _ := splitYAML(t, cfg)[0]["componentsPatches"].([]any)
+		for _, p := range patches {
+			p := p.(map[string]any)
+			if p["name"] != ComponentKubeAPIServer {
+				continue
+			}
+			for _, a := range p["extraArgs"].([]any) {
+				a := a.(map[string]any)
+				if a["override"] != true {
+					t.Errorf("%q: %v does not override kwokctl's own", tc.flags, a)
+				}
+				got = append(got, fmt.Sprintf("%v=%v", a["key"], a["value"]))
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: kube-apiserver's extra args %q, want %q", tc.flags, got, tc.want)
+		}
 	}
 }

@@ -97,7 +97,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	}
 	name := fmt.Sprintf("scale-%d-%d-%s", os.Getpid(), run, suffix)
 	logf("%s: starting local cluster %s: %d %s %d pods, no autoscaler", label, name, len(nodes), how, cfg.pods)
-	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat}, bin)
+	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat, APIServerFlags: cfg.apiServerFlags}, bin)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,6 +156,8 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	}
 	sched0, schedPort := schedulerReading(comps)
 	selfCPU0 := procCPU(os.Getpid())
+	conns := connections(env.Config.Host, comps, 0)
+	defer conns.close()
 
 	var created atomic.Int64
 	nodesDone := make(chan error, 1)
@@ -231,6 +233,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 		top, total := topRequests(req0.all, req.all, 12)
 		logf("%s API requests from the first pod create: %.0f in all; most: %s", label, total, strings.Join(top, ", "))
 	}
+	logf("%s CONNECTIONS to kube-apiserver from the first pod create, most at once: %s", label, conns.report())
 	logScheduler(label+" KUBE-SCHEDULER from the first pod create", sched0, schedPort)
 	if ev, err := eventsBySource(ctx, cs); err == nil {
 		logf("%s EVENTS stored by reporter and reason: %s", label, strings.Join(fmtEvents(ev, 12), ", "))

@@ -24,7 +24,12 @@
 // requests kube-apiserver served, by verb and resource (which writes loaded
 // it), and what kube-scheduler did (KUBE-SCHEDULER: its tries by result,
 // tries per pod it bound, and why it queued pods again, from its own
-// metrics). It then waits for every pod to run, counting the NodeClaims that still
+// metrics), and the most TCP connections each process held to
+// kube-apiserver at once (CONNECTIONS, sampled each second: a client with
+// more requests in flight than the 100 streams kube-apiserver allows on one
+// HTTP/2 connection opens more, each a TLS handshake on both sides). Each
+// progress line says the CPU each process used since the line before. It
+// then waits for every pod to run, counting the NodeClaims that still
 // come: pods kube-scheduler put elsewhere than planned are planned again once
 // their nominations lapse.
 //
@@ -109,6 +114,11 @@
 //	NODEWRIGHT_SCALE_NODE_WAITS       1: with each progress line, what the registered
 //	                                  nodes not yet initialized wait for (not Ready,
 //	                                  and each taint they carry)
+//	NODEWRIGHT_SCALE_APISERVER_FLAGS  extra kube-apiserver flags for the run, the
+//	                                  baseline and the ideal, space separated, each
+//	                                  name=value (http2-max-streams-per-connection=1000,
+//	                                  say); figures taken so are not the default
+//	                                  cluster's, and the log says so
 //
 // The pods are bare pods (no owner), in namespace "scale", of eight shapes from
 // 100m/128Mi to 2/4Gi in equal numbers, created by 64 goroutines through a

@@ -120,6 +120,7 @@ type config struct {
 	minNodeCPU     int
 	heartbeat      int
 	memLimit       string
+	apiServerFlags []string
 }
 
 func readConfig(b *testing.B) config {
@@ -145,6 +146,7 @@ func readConfig(b *testing.B) config {
 		}
 	}
 	c.controllerArgs = strings.Fields(os.Getenv("NODEWRIGHT_SCALE_CONTROLLER_ARGS"))
+	c.apiServerFlags = strings.Fields(os.Getenv("NODEWRIGHT_SCALE_APISERVER_FLAGS"))
 	c.workDir = os.Getenv("NODEWRIGHT_SCALE_WORKDIR")
 	c.keepLog = os.Getenv("NODEWRIGHT_SCALE_KEEP_LOG")
 	c.pprofDir = os.Getenv("NODEWRIGHT_SCALE_PPROF")
@@ -298,7 +300,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 
 	name := fmt.Sprintf("scale-%d-%d", os.Getpid(), run)
 	logf("starting local cluster %s (%d pods to come)", name, cfg.pods)
-	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat}, bin)
+	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat, APIServerFlags: cfg.apiServerFlags}, bin)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -343,6 +345,9 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		env.ControllerEnv = []string{"GOMEMLIMIT=" + cfg.memLimit}
 	}
 	logf("controller args: %s; env: %s", strings.Join(env.ControllerArgs, " "), strings.Join(env.ControllerEnv, " "))
+	if len(cfg.apiServerFlags) > 0 {
+		logf("NOT THE DEFAULT CLUSTER: kube-apiserver runs with %s, here and in the baseline and ideal runs", strings.Join(cfg.apiServerFlags, " "))
+	}
 
 	rc := rest.CopyConfig(env.Config)
 	rc.QPS, rc.Burst = 2000, 4000
@@ -468,6 +473,9 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		}()
 	}
 
+	conns := connections(env.Config.Host, comps, pid)
+	defer conns.close()
+
 	// Create the pods.
 	b.StartTimer()
 	tStart := time.Now()
@@ -492,6 +500,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 				refused, strings.Join(conflicts, ", "))
 		}
 		logScheduler("KUBE-SCHEDULER "+what, sched0, schedPort)
+		logf("CONNECTIONS to kube-apiserver %s, most at once: %s", what, conns.report())
 		return all
 	}
 
