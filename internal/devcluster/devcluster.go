@@ -104,8 +104,8 @@ type Options struct {
 	// APIServerFlags are extra kube-apiserver flags, each "name=value" with
 	// or without the leading "--" (http2-max-streams-per-connection=1000,
 	// say): for experiments on the cluster itself, such as the scale
-	// benchmark's NODEWRIGHT_SCALE_APISERVER_FLAGS. A flag kwokctl already
-	// sets is replaced.
+	// benchmark's NODEWRIGHT_SCALE_APISERVER_FLAGS. They come after
+	// kwokctl's own flags, so for a flag kwokctl sets too the last wins.
 	APIServerFlags []string
 
 	// owner is the process an Ephemeral cluster lives as long as; zero means
@@ -205,8 +205,8 @@ func newCluster(opts Options) (*Cluster, error) {
 	}, nil
 }
 
-// extraArgs turns "name=value" flags into kwokctl's extraArgs, each
-// overriding what kwokctl would pass.
+// extraArgs turns "name=value" flags into kwokctl's extraArgs, passed after
+// kwokctl's own.
 func extraArgs(flags []string) ([]any, error) {
 	var out []any
 	for _, f := range flags {
@@ -214,7 +214,8 @@ func extraArgs(flags []string) ([]any, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("%q: want name=value, as in http2-max-streams-per-connection=1000", f)
 		}
-		out = append(out, map[string]any{"key": name, "value": value, "override": true})
+		// Not "override": kwokctl then drops a flag it does not set itself.
+		out = append(out, map[string]any{"key": name, "value": value})
 	}
 	return out, nil
 }

@@ -156,6 +156,9 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	}
 	sched0, schedPort := schedulerReading(comps)
 	selfCPU0 := procCPU(os.Getpid())
+	if err := checkAPIServerFlags(comps, cfg.apiServerFlags); err != nil {
+		b.Fatal(err)
+	}
 	conns := connections(env.Config.Host, comps, 0)
 	defer conns.close()
 

@@ -473,6 +473,9 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		}()
 	}
 
+	if err := checkAPIServerFlags(comps, cfg.apiServerFlags); err != nil {
+		b.Fatal(err)
+	}
 	conns := connections(env.Config.Host, comps, pid)
 	defer conns.close()
 
