@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,13 +107,8 @@ func (s *connSampler) close() {
 func (s *connSampler) report() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.most))
-	for n := range s.most {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(s.most)) {
 		parts = append(parts, fmt.Sprintf("%s %d (%d seen in all)", n, s.most[n], len(s.opened[n])))
 	}
 	return strings.Join(parts, ", ")
