@@ -18,9 +18,10 @@ var notReadyNoSchedule = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: cor
 // each a read and a write with a resourceVersion precondition, and in a
 // burst of new nodes on a busy API server Ready nodes kept it for up to
 // 22 s (p90 9 to 18 s over three 10,000-pod runs; up to 88 of them at
-// once), their pods pending all that time. kube-controller-manager, finding the taint gone, writes
-// nothing; were the node to report Ready False later, it adds the taint
-// again. The NoExecute not-ready taint, which evicts, is left to it.
+// once), their pods pending all that time. kube-controller-manager,
+// finding the taint gone, writes nothing; were the node to report Ready
+// False later, it adds the taint again. The NoExecute not-ready taint,
+// which evicts, is left to it.
 func liftNotReady(n *corev1.Node) bool {
 	if ok, _ := nodeReady(n); !ok || !hasTaint(n.Spec.Taints, notReadyNoSchedule) {
 		return false
