@@ -150,10 +150,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	}
 	req0, _ := requestCounts(ctx, cs)
 	comps := componentPIDs(env)
-	compCPU0 := map[string]time.Duration{}
-	for n, p := range comps {
-		compCPU0[n] = procCPU(p)
-	}
+	compCPU0 := cpuReadings(comps)
 	sched0, schedPort := schedulerReading(comps)
 	selfCPU0 := procCPU(os.Getpid())
 	if err := checkAPIServerFlags(comps, cfg.apiServerFlags); err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -402,10 +403,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 	}
 	cpu0, selfCPU0 := procCPU(pid), procCPU(os.Getpid())
 	comps := componentPIDs(env)
-	compCPU0 := map[string]time.Duration{}
-	for n, p := range comps {
-		compCPU0[n] = procCPU(p)
-	}
+	compCPU0 := cpuReadings(comps)
 	sched0, schedPort := schedulerReading(comps)
 
 	// Progress lines until the run ends.
@@ -430,10 +428,9 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		// Each line also says who used the CPU since the last one: with
 		// both cores busy, a stall in the creates shows which process
 		// took the time.
-		lastCPU := map[string]time.Duration{"controller": procCPU(pid)}
-		for n, p := range comps {
-			lastCPU[n] = procCPU(p)
-		}
+		watched := maps.Clone(comps)
+		watched["controller"] = pid
+		lastCPU := cpuReadings(watched)
 		for {
 			select {
 			case <-progressDone:
@@ -445,7 +442,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 					heap, lastScrape = scrapeMetric(metricsPort, "go_memstats_heap_inuse_bytes"), time.Now()
 				}
 				logf("[%6.1fs] created %d | %s | controller RSS %.0f MiB (peak %.0f, heap in use %.0f as last scraped) | CPU since the last line: %s",
-					time.Since(t0).Seconds(), createdCount.Load(), s, m.rssMiB, m.hwmMiB, heap/(1<<20), cpuSince(pid, comps, lastCPU))
+					time.Since(t0).Seconds(), createdCount.Load(), s, m.rssMiB, m.hwmMiB, heap/(1<<20), cpuSince(watched, lastCPU))
 				if cfg.nodeWaits {
 					w, err := nodeWaits(ctx, cs)
 					if err != nil {
@@ -1496,19 +1493,25 @@ func componentCPU(pids map[string]int, from map[string]time.Duration) (line []st
 	return line, all
 }
 
-// cpuSince formats the CPU the controller and each component used since
-// the readings in last, and stores the new readings there.
-func cpuSince(controller int, comps map[string]int, last map[string]time.Duration) string {
-	var parts []string
-	read := func(name string, pid int) {
-		now := procCPU(pid)
-		parts = append(parts, fmt.Sprintf("%s %.1fs", name, (now-last[name]).Seconds()))
-		last[name] = now
+// cpuReadings is the CPU each process of pids (by name) has used so far.
+func cpuReadings(pids map[string]int) map[string]time.Duration {
+	out := make(map[string]time.Duration, len(pids))
+	for n, p := range pids {
+		out[n] = procCPU(p)
 	}
-	read("controller", controller)
-	for _, n := range devcluster.Components() {
-		if p, ok := comps[n]; ok {
-			read(n, p)
+	return out
+}
+
+// cpuSince formats the CPU each process of pids (the controller, then the
+// components in their order) used since the readings in last, and stores
+// the new readings there.
+func cpuSince(pids map[string]int, last map[string]time.Duration) string {
+	var parts []string
+	for _, n := range append([]string{"controller"}, devcluster.Components()...) {
+		if p, ok := pids[n]; ok {
+			now := procCPU(p)
+			parts = append(parts, fmt.Sprintf("%s %.1fs", n, (now-last[n]).Seconds()))
+			last[n] = now
 		}
 	}
 	return strings.Join(parts, ", ")
