@@ -219,12 +219,6 @@ type result struct {
 	ideal *baseline
 }
 
-// logf prints a line at once: a benchmark's own log only shows once it ends,
-// and a run takes minutes.
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
-}
-
 // BenchmarkScale40k creates 40,000 (NODEWRIGHT_SCALE_PODS) pending pods on a
 // fresh local cluster and measures how long after the last pod was created the
 // controller created its last NodeClaim, and its peak memory. See the package

@@ -32,7 +32,8 @@ func onlyPodsProtect(v protect.Verdict) ([]string, bool) {
 // the fleet, draining nodes included, can hold all their pods and an open
 // node keeps room for one more like them: they get the attrition taint, so
 // new pods go elsewhere and they empty as their jobs end. The emptiest are
-// judged first, so the fullest stay open and take the new pods. A node already
+// judged first, so the fullest stay open and take the new pods (of nodes as
+// full, the one whose newest pod started last). A node already
 // draining keeps draining while it has protected pods (the provisioner
 // takes it back when pods would otherwise need a new node); once its
 // protection has lapsed it is deleted at once, without waiting for
@@ -57,7 +58,13 @@ func (p *planning) attrition() {
 		if cs[i].attrited != cs[j].attrited {
 			return cs[i].attrited
 		}
-		return len(cs[i].pods) < len(cs[j].pods)
+		if len(cs[i].pods) != len(cs[j].pods) {
+			return len(cs[i].pods) < len(cs[j].pods)
+		}
+		// Of nodes as full, the one whose newest job began last stays
+		// open: that job holds it longest, so the next one added there
+		// lengthens its stay least.
+		return newestStart(cs[i].pods).Before(newestStart(cs[j].pods))
 	})
 	for _, c := range cs {
 		on, maxWait, _ := attritionSettings(c.pool)
@@ -196,4 +203,24 @@ func initializedAt(c *candidate) time.Time {
 		}
 	}
 	return c.created
+}
+
+// newestStart is when the most recently started of pods began, its
+// creation if it has not started. A job of bounded length that began later
+// tends to end later, so of two nodes with as many jobs, the one whose
+// newest job began last is likely held longest whatever is added to it.
+// This is a tie-break, not a forecast: it only orders nodes that count
+// the same.
+func newestStart(pods []*corev1.Pod) time.Time {
+	var newest time.Time
+	for _, pod := range pods {
+		at := pod.CreationTimestamp.Time
+		if pod.Status.StartTime != nil {
+			at = pod.Status.StartTime.Time
+		}
+		if at.After(newest) {
+			newest = at
+		}
+	}
+	return newest
 }

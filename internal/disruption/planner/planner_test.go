@@ -372,6 +372,20 @@ func TestDecide(t *testing.T) {
 		// else would take a pod like its own.
 		want: want{attrition: []string{"a", "b"}, blockers: map[string]string{"c": "do-not-disrupt"}},
 	}, {
+		name: "of nodes as full, the one whose newest pod started last stays open",
+		build: func() *world {
+			w := newWorld(pool("p", func(np *karpv1.NodePool) { np.Annotations[DrainByAttritionAnnotation] = "true" }))
+			w.node("a", "p", "c5.2xlarge", "on-demand")
+			w.pod("a", "3", "1Gi", doNotDisrupt("true")).Status.StartTime = ptr(metav1.NewTime(w.now.Add(-time.Minute)))
+			w.node("b", "p", "c5.2xlarge", "on-demand")
+			w.pod("b", "3", "1Gi", doNotDisrupt("true"))
+			return w
+		},
+		// Either could drain onto the other; a's job began a minute ago
+		// and will hold it longest, so a stays open and b, whose job began
+		// 30 minutes ago, drains. By name, a drained.
+		want: want{attrition: []string{"b"}, blockers: map[string]string{"a": "do-not-disrupt"}},
+	}, {
 		name: "a node drained by attrition past the maximum wait is deleted",
 		build: func() *world {
 			w := newWorld(pool("p", func(np *karpv1.NodePool) {

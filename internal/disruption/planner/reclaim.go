@@ -16,7 +16,7 @@ import (
 // already paid for is used before more is bought. Of the draining nodes,
 // the fullest are opened first: their pods keep them for longest anyway,
 // while the emptiest are about to go, and a new job would hold one for its
-// whole length.
+// whole length. Of the as full, the one whose newest pod started last.
 func ReclaimAttrition(in *solver.Input, plan *solver.Plan) (*solver.Plan, map[string]bool, error) {
 	if len(plan.NewClaims) == 0 {
 		return plan, nil, nil
@@ -45,6 +45,12 @@ func ReclaimAttrition(in *solver.Input, plan *solver.Plan) (*solver.Plan, map[st
 		na, nb := &in.Nodes[draining[a]], &in.Nodes[draining[b]]
 		if len(na.Pods) != len(nb.Pods) {
 			return len(na.Pods) > len(nb.Pods)
+		}
+		// As full: the one whose newest job began last, which that job
+		// holds longest anyway. By name, a node whose jobs were about to
+		// end was opened, took a ten-minute job, and was held by it.
+		if a, b := newestStart(na.Pods), newestStart(nb.Pods); !a.Equal(b) {
+			return a.After(b)
 		}
 		return na.Name < nb.Name
 	})

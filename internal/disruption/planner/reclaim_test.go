@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -85,5 +86,59 @@ func TestReclaimAttritionOpensTheFullestFirst(t *testing.T) {
 	}
 	if len(plan.NewClaims) != 0 || !reclaimed["b-fuller"] || len(reclaimed) != 1 {
 		t.Errorf("plan launches %d, reclaimed %v; want nothing launched and only b-fuller opened", len(plan.NewClaims), reclaimed)
+	}
+}
+
+// TestReclaimAttritionOpensTheNewestOfTheAsFull: of two draining nodes with
+// as many jobs and room for a pending one, the one whose newest job started
+// last is opened, whatever the names. In CI the tie went by name: a node
+// whose jobs all ended within minutes was opened, while its peer kept a job
+// started a minute before for its whole length, and the fleet held a node
+// more than the load needed.
+func TestReclaimAttritionOpensTheNewestOfTheAsFull(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	job := func(name, node string, started time.Duration) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: k8stypes.UID(name),
+			CreationTimestamp: metav1.NewTime(now.Add(-started - time.Second))},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+		if node != "" {
+			p.Status.StartTime = ptr(metav1.NewTime(now.Add(-started)))
+		}
+		return p
+	}
+	node := func(name string, started ...time.Duration) solver.Node {
+		n := solver.Node{Name: name, NodePool: "p", Taints: []corev1.Taint{AttritionTaint},
+			Labels:      map[string]string{corev1.LabelHostname: name, corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux"},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("50")}}
+		for i, s := range started {
+			n.Pods = append(n.Pods, job(fmt.Sprintf("%s-%d", name, i), name, s))
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name  string
+		nodes []solver.Node
+		want  string
+	}{
+		{"the newer second in name order", []solver.Node{node("a-old", 9*time.Minute, 5*time.Minute), node("b-new", 9*time.Minute, time.Minute)}, "b-new"},
+		{"the newer first in name order", []solver.Node{node("a-new", 9*time.Minute, time.Minute), node("b-old", 9*time.Minute, 5*time.Minute)}, "a-new"},
+		{"more jobs still come first", []solver.Node{node("a-new", time.Minute), node("b-fuller", 9*time.Minute, 8*time.Minute)}, "b-fuller"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &solver.Input{NodePools: []solver.NodePool{{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: catalog}},
+				Nodes: tc.nodes, Pods: []*corev1.Pod{job("new", "", 0)}}
+			first, err := solver.Solve(in)
+			if err != nil || len(first.NewClaims) != 1 {
+				t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
+			}
+			plan, reclaimed, err := ReclaimAttrition(in, first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.NewClaims) != 0 || !reclaimed[tc.want] || len(reclaimed) != 1 {
+				t.Errorf("plan launches %d, reclaimed %v; want nothing launched and only %s opened", len(plan.NewClaims), reclaimed, tc.want)
+			}
+		})
 	}
 }
