@@ -39,14 +39,7 @@ func TestReclaimAttritionUsesDrainingRoomBeforeLaunching(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &solver.Input{NodePools: []solver.NodePool{pool}, Nodes: []solver.Node{node(tc.taints...)}, Pods: []*corev1.Pod{pod}}
-			first, err := solver.Solve(in)
-			if err != nil || len(first.NewClaims) != 1 {
-				t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
-			}
-			plan, reclaimed, err := ReclaimAttrition(in, first)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plan, reclaimed := reclaimOne(t, in)
 			if len(plan.NewClaims) != tc.wantClaims || reclaimed["draining"] != tc.wantReclaim {
 				t.Errorf("plan launches %d, reclaimed %v; want %d launches, reclaimed %v", len(plan.NewClaims), reclaimed, tc.wantClaims, tc.wantReclaim)
 			}
@@ -76,14 +69,7 @@ func TestReclaimAttritionOpensTheFullestFirst(t *testing.T) {
 	}
 	in := &solver.Input{NodePools: []solver.NodePool{{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: catalog}},
 		Nodes: []solver.Node{node("a-emptier", 1), node("b-fuller", 3), node("c-full-0", 8), node("c-full-1", 8), node("c-full-2", 8), node("c-full-3", 8)}, Pods: []*corev1.Pod{job("new", "")}}
-	first, err := solver.Solve(in)
-	if err != nil || len(first.NewClaims) != 1 {
-		t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
-	}
-	plan, reclaimed, err := ReclaimAttrition(in, first)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, reclaimed := reclaimOne(t, in)
 	if len(plan.NewClaims) != 0 || !reclaimed["b-fuller"] || len(reclaimed) != 1 {
 		t.Errorf("plan launches %d, reclaimed %v; want nothing launched and only b-fuller opened", len(plan.NewClaims), reclaimed)
 	}
@@ -128,17 +114,25 @@ func TestReclaimAttritionOpensTheNewestOfTheAsFull(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &solver.Input{NodePools: []solver.NodePool{{Name: "p", Requirements: scheduling.Requirements{}, InstanceTypes: catalog}},
 				Nodes: tc.nodes, Pods: []*corev1.Pod{job("new", "", 0)}}
-			first, err := solver.Solve(in)
-			if err != nil || len(first.NewClaims) != 1 {
-				t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
-			}
-			plan, reclaimed, err := ReclaimAttrition(in, first)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plan, reclaimed := reclaimOne(t, in)
 			if len(plan.NewClaims) != 0 || !reclaimed[tc.want] || len(reclaimed) != 1 {
 				t.Errorf("plan launches %d, reclaimed %v; want nothing launched and only %s opened", len(plan.NewClaims), reclaimed, tc.want)
 			}
 		})
 	}
+}
+
+// reclaimOne plans in, which must launch one node for its pending pod, and
+// returns what ReclaimAttrition makes of that plan.
+func reclaimOne(t *testing.T, in *solver.Input) (*solver.Plan, map[string]bool) {
+	t.Helper()
+	first, err := solver.Solve(in)
+	if err != nil || len(first.NewClaims) != 1 {
+		t.Fatalf("first plan: %v claims, err %v; want 1 launch", len(first.NewClaims), err)
+	}
+	plan, reclaimed, err := ReclaimAttrition(in, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, reclaimed
 }
