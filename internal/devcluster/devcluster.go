@@ -107,6 +107,10 @@ type Options struct {
 	// benchmark's NODEWRIGHT_SCALE_APISERVER_FLAGS. They come after
 	// kwokctl's own flags, so for a flag kwokctl sets too the last wins.
 	APIServerFlags []string
+	// SchedulerFlags are extra kube-scheduler flags, given as APIServerFlags
+	// are: the scale benchmark's NODEWRIGHT_SCALE_SCHEDULER_PPROF lets
+	// /debug/pprof through with one.
+	SchedulerFlags []string
 
 	// owner is the process an Ephemeral cluster lives as long as; zero means
 	// this one. Tests set it to watch the watchdog work.
@@ -132,6 +136,7 @@ type Cluster struct {
 	heartbeat   time.Duration
 	factor      int
 	apiFlags    []any
+	schedFlags  []any
 
 	watchdog     *exec.Cmd
 	watchdogDone chan struct{}
@@ -188,6 +193,10 @@ func newCluster(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: APIServerFlags: %w", err)
 	}
+	schedFlags, err := extraArgs(opts.SchedulerFlags)
+	if err != nil {
+		return nil, fmt.Errorf("devcluster: SchedulerFlags: %w", err)
+	}
 	log := opts.Log
 	if log == nil {
 		log = io.Discard
@@ -202,6 +211,7 @@ func newCluster(opts Options) (*Cluster, error) {
 		heartbeat:   opts.heartbeat,
 		factor:      max(opts.HeartbeatFactor, 1),
 		apiFlags:    apiFlags,
+		schedFlags:  schedFlags,
 	}, nil
 }
 
@@ -370,9 +380,14 @@ func (c *Cluster) config(ports []int) ([]byte, error) {
 			"extraArgs": []any{map[string]any{"key": "manage-all-nodes", "value": "false", "override": true}},
 		}},
 	}
-	if len(c.apiFlags) > 0 {
-		kwokctl["componentsPatches"] = append(kwokctl["componentsPatches"].([]any),
-			map[string]any{"name": ComponentKubeAPIServer, "extraArgs": c.apiFlags})
+	for _, extra := range []struct {
+		component string
+		args      []any
+	}{{ComponentKubeAPIServer, c.apiFlags}, {ComponentKubeScheduler, c.schedFlags}} {
+		if len(extra.args) > 0 {
+			kwokctl["componentsPatches"] = append(kwokctl["componentsPatches"].([]any),
+				map[string]any{"name": extra.component, "extraArgs": extra.args})
+		}
 	}
 	b, err := yaml.Marshal(kwokctl)
 	if err != nil {

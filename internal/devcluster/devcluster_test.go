@@ -724,38 +724,58 @@ func TestAPIServerFlags(t *testing.T) {
 		{flags: []string{"--v"}, wantErr: `"--v": want name=value`},
 		{flags: []string{"=1"}, wantErr: `"=1": want name=value`},
 	} {
-		c, err := newCluster(Options{Name: "x", BinariesDir: fakeBinaries(t), APIServerFlags: tc.flags})
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%q: error %v, want one containing %s", tc.flags, err, tc.wantErr)
+		for _, component := range []string{ComponentKubeAPIServer, ComponentKubeScheduler} {
+			opts := Options{Name: "x", BinariesDir: fakeBinaries(t)}
+			other := ComponentKubeScheduler
+			if component == ComponentKubeAPIServer {
+				opts.APIServerFlags = tc.flags
+			} else {
+				opts.SchedulerFlags = tc.flags
+				other = ComponentKubeAPIServer
 			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", tc.flags, err)
-		}
-		cfg, err := c.config([]int{21001, 21002, 21003, 21004, 21005, 21006})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		patches, _ := splitYAML(t, cfg)[0]["componentsPatches"].([]any)
-		for _, p := range patches {
-			p := p.(map[string]any)
-			if p["name"] != ComponentKubeAPIServer {
+			c, err := newCluster(opts)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("%s %q: error %v, want one containing %s", component, tc.flags, err, tc.wantErr)
+				}
 				continue
 			}
-			for _, a := range p["extraArgs"].([]any) {
-				a := a.(map[string]any)
-				// kwokctl drops an overriding flag that it does not set.
-				if a["override"] == true {
-					t.Errorf("%q: %v overrides; kwokctl would drop it", tc.flags, a)
-				}
-				got = append(got, fmt.Sprintf("%v=%v", a["key"], a["value"]))
+			if err != nil {
+				t.Fatalf("%s %q: %v", component, tc.flags, err)
+			}
+			cfg, err := c.config([]int{21001, 21002, 21003, 21004, 21005, 21006})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := componentExtraArgs(t, cfg, component); !slices.Equal(got, tc.want) {
+				t.Errorf("%s %q: extra args %q, want %q", component, tc.flags, got, tc.want)
+			}
+			if got := componentExtraArgs(t, cfg, other); len(got) > 0 {
+				t.Errorf("%s %q: %s got extra args %q too", component, tc.flags, other, got)
 			}
 		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%q: kube-apiserver's extra args %q, want %q", tc.flags, got, tc.want)
+	}
+}
+
+// componentExtraArgs is key=value of each extraArg kwokctl's configuration
+// gives component.
+func componentExtraArgs(t *testing.T, cfg []byte, component string) []string {
+	t.Helper()
+	var got []string
+	patches, _ := splitYAML(t, cfg)[0]["componentsPatches"].([]any)
+	for _, p := range patches {
+		p := p.(map[string]any)
+		if p["name"] != component {
+			continue
+		}
+		for _, a := range p["extraArgs"].([]any) {
+			a := a.(map[string]any)
+			// kwokctl drops an overriding flag that it does not set.
+			if a["override"] == true {
+				t.Errorf("%s: %v overrides; kwokctl would drop it", component, a)
+			}
+			got = append(got, fmt.Sprintf("%v=%v", a["key"], a["value"]))
 		}
 	}
+	return got
 }

@@ -97,7 +97,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	}
 	name := fmt.Sprintf("scale-%d-%d-%s", os.Getpid(), run, suffix)
 	logf("%s: starting local cluster %s: %d %s %d pods, no autoscaler", label, name, len(nodes), how, cfg.pods)
-	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat, APIServerFlags: cfg.apiServerFlags}, bin)
+	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat, APIServerFlags: cfg.apiServerFlags, SchedulerFlags: cfg.schedulerFlags()}, bin)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,6 +167,15 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 		go func() {
 			defer close(profWG)
 			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d-%s", run, suffix), profDone)
+		}()
+		defer func() { close(profDone); <-profWG }()
+	}
+	if cfg.schedPprofDir != "" && schedPort != 0 {
+		profDone := make(chan struct{})
+		profWG := make(chan struct{})
+		go func() {
+			defer close(profWG)
+			schedulerProfileLoop(ctx, schedPort, cfg.schedPprofDir, fmt.Sprintf("run%d-%s", run, suffix), profDone)
 		}()
 		defer func() { close(profDone); <-profWG }()
 	}

@@ -111,6 +111,14 @@
 //	                                  kube-apiserver there, from the first pod create
 //	                                  to the end of each run, baseline and ideal
 //	                                  (runN-cpu-NNN.pb.gz, runN-baseline-..., runN-ideal-...)
+//	NODEWRIGHT_SCALE_SCHEDULER_PPROF  a directory: let /debug/pprof through on each
+//	                                  cluster's kube-scheduler (one more entry in its
+//	                                  authorization-always-allow-paths) and save there,
+//	                                  from the first pod create to the end of each run,
+//	                                  baseline and ideal, a goroutine dump then a
+//	                                  10-second CPU profile, again and again; each dump
+//	                                  is logged as how many goroutines bind a pod, shake
+//	                                  hands with kube-apiserver or dial it
 //	NODEWRIGHT_SCALE_NODE_WAITS       1: with each progress line, what the registered
 //	                                  nodes not yet initialized wait for (not Ready,
 //	                                  and each taint they carry)

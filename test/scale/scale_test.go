@@ -122,6 +122,19 @@ type config struct {
 	heartbeat      int
 	memLimit       string
 	apiServerFlags []string
+	// schedPprofDir, if set, is where kube-scheduler's goroutine dumps and
+	// CPU profiles go (NODEWRIGHT_SCALE_SCHEDULER_PPROF).
+	schedPprofDir string
+}
+
+// schedulerFlags are the extra kube-scheduler flags of the benchmark's
+// clusters: with NODEWRIGHT_SCALE_SCHEDULER_PPROF, /debug/pprof let through;
+// otherwise none, kwokctl's defaults.
+func (c config) schedulerFlags() []string {
+	if c.schedPprofDir == "" {
+		return nil
+	}
+	return []string{schedulerPprofPaths}
 }
 
 func readConfig(b *testing.B) config {
@@ -152,6 +165,7 @@ func readConfig(b *testing.B) config {
 	c.keepLog = os.Getenv("NODEWRIGHT_SCALE_KEEP_LOG")
 	c.pprofDir = os.Getenv("NODEWRIGHT_SCALE_PPROF")
 	c.apiPprofDir = os.Getenv("NODEWRIGHT_SCALE_APISERVER_PPROF")
+	c.schedPprofDir = os.Getenv("NODEWRIGHT_SCALE_SCHEDULER_PPROF")
 	c.nodeWaits = os.Getenv("NODEWRIGHT_SCALE_NODE_WAITS") == "1"
 	if s, ok := os.LookupEnv("NODEWRIGHT_SCALE_GOMEMLIMIT"); ok {
 		c.memLimit = s
@@ -295,7 +309,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 
 	name := fmt.Sprintf("scale-%d-%d", os.Getpid(), run)
 	logf("starting local cluster %s (%d pods to come)", name, cfg.pods)
-	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat, APIServerFlags: cfg.apiServerFlags}, bin)
+	env, err := devenv.Up(ctx, devcluster.Options{Name: name, BinariesDir: kube, WorkDir: cfg.workDir, Ephemeral: true, HeartbeatFactor: cfg.heartbeat, APIServerFlags: cfg.apiServerFlags, SchedulerFlags: cfg.schedulerFlags()}, bin)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -461,6 +475,13 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		go func() {
 			defer progressWG.Done()
 			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d", run), progressDone)
+		}()
+	}
+	if cfg.schedPprofDir != "" && schedPort != 0 {
+		progressWG.Add(1)
+		go func() {
+			defer progressWG.Done()
+			schedulerProfileLoop(ctx, schedPort, cfg.schedPprofDir, fmt.Sprintf("run%d", run), progressDone)
 		}()
 	}
 
