@@ -58,7 +58,6 @@ func schedulerProfileLoop(ctx context.Context, port int, dir, prefix string, don
 		}
 		return true
 	}
-	t0 := time.Now()
 	for i := 1; ; i++ {
 		select {
 		case <-done:
@@ -76,7 +75,7 @@ func schedulerProfileLoop(ctx context.Context, port int, dir, prefix string, don
 		if !save(name, dump) {
 			return
 		}
-		logf("[%6.1fs] kube-scheduler %s (%s)", time.Since(t0).Seconds(), summarizeGoroutines(string(dump)), name)
+		logf("kube-scheduler %s (%s)", summarizeGoroutines(string(dump)), name)
 		prof, err := get("/debug/pprof/profile?seconds=10")
 		if err != nil {
 			logf("profiling kube-scheduler: %v", err)
