@@ -22,12 +22,8 @@ func apiserverProfileLoop(ctx context.Context, cs kubernetes.Interface, dir, pre
 		return
 	}
 	for i := 1; ; i++ {
-		select {
-		case <-done:
+		if stopped(ctx, done) {
 			return
-		case <-ctx.Done():
-			return
-		default:
 		}
 		data, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "30").
 			Timeout(2 * time.Minute).DoRaw(ctx)

@@ -162,22 +162,14 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	var created atomic.Int64
 	nodesDone := make(chan error, 1)
 	if cfg.apiPprofDir != "" {
-		profDone := make(chan struct{})
-		profWG := make(chan struct{})
-		go func() {
-			defer close(profWG)
-			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d-%s", run, suffix), profDone)
-		}()
-		defer func() { close(profDone); <-profWG }()
+		defer inBackground(func(done <-chan struct{}) {
+			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d-%s", run, suffix), done)
+		})()
 	}
 	if cfg.schedPprofDir != "" && schedPort != 0 {
-		profDone := make(chan struct{})
-		profWG := make(chan struct{})
-		go func() {
-			defer close(profWG)
-			schedulerProfileLoop(ctx, schedPort, cfg.schedPprofDir, fmt.Sprintf("run%d-%s", run, suffix), profDone)
-		}()
-		defer func() { close(profDone); <-profWG }()
+		defer inBackground(func(done <-chan struct{}) {
+			schedulerProfileLoop(ctx, schedPort, cfg.schedPprofDir, fmt.Sprintf("run%d-%s", run, suffix), done)
+		})()
 	}
 	tStart := time.Now()
 	if ideal {

@@ -59,12 +59,8 @@ func schedulerProfileLoop(ctx context.Context, port int, dir, prefix string, don
 		return true
 	}
 	for i := 1; ; i++ {
-		select {
-		case <-done:
+		if stopped(ctx, done) {
 			return
-		case <-ctx.Done():
-			return
-		default:
 		}
 		dump, err := get("/debug/pprof/goroutine?debug=1")
 		if err != nil {

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"context"
 	"os"
 	"testing"
 )
@@ -22,5 +23,28 @@ func TestSummarizeGoroutines(t *testing.T) {
 		if got := summarizeGoroutines(tc.dump); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestInBackgroundStopsTheLoop(t *testing.T) {
+	ran := make(chan struct{})
+	returned := false
+	stop := inBackground(func(done <-chan struct{}) {
+		close(ran)
+		<-done
+		returned = true
+	})
+	<-ran
+	if stopped(context.Background(), nil) {
+		t.Error("stopped with neither the context ended nor done closed")
+	}
+	stop()
+	if !returned {
+		t.Error("stop returned before the loop did")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if !stopped(ctx, nil) {
+		t.Error("not stopped with the context ended")
 	}
 }
