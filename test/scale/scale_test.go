@@ -471,18 +471,14 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		}()
 	}
 	if cfg.apiPprofDir != "" {
-		progressWG.Add(1)
-		go func() {
-			defer progressWG.Done()
-			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d", run), progressDone)
-		}()
+		defer inBackground(func(done <-chan struct{}) {
+			apiserverProfileLoop(ctx, cs, cfg.apiPprofDir, fmt.Sprintf("run%d", run), done)
+		})()
 	}
 	if cfg.schedPprofDir != "" && schedPort != 0 {
-		progressWG.Add(1)
-		go func() {
-			defer progressWG.Done()
-			schedulerProfileLoop(ctx, schedPort, cfg.schedPprofDir, fmt.Sprintf("run%d", run), progressDone)
-		}()
+		defer inBackground(func(done <-chan struct{}) {
+			schedulerProfileLoop(ctx, schedPort, cfg.schedPprofDir, fmt.Sprintf("run%d", run), done)
+		})()
 	}
 
 	if err := checkAPIServerFlags(comps, cfg.apiServerFlags); err != nil {

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -39,23 +40,39 @@ func schedulerPort(pid int) (int, error) {
 }
 
 // readScheduler scrapes kube-scheduler's metrics on the loopback port the
-// dev cluster gave it. kwokctl lets /metrics through without credentials;
-// the serving certificate is self-signed, and nothing leaves the machine.
+// dev cluster gave it. kwokctl lets /metrics through without credentials.
 func readScheduler(port int) (schedulerCounts, error) {
-	c := http.Client{
-		Timeout:   10 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback, self-signed
-	}
-	resp, err := c.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		return schedulerCounts{}, fmt.Errorf("reading kube-scheduler's metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	data, err := schedulerGet(ctx, port, "/metrics")
 	if err != nil {
 		return schedulerCounts{}, fmt.Errorf("reading kube-scheduler's metrics: %w", err)
 	}
 	return parseScheduler(string(data)), nil
+}
+
+// loopbackTLS is the client for kube-scheduler's secure port: its serving
+// certificate is self-signed, and nothing leaves the machine.
+var loopbackTLS = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
+
+// schedulerGet reads path from kube-scheduler's secure port on the loopback,
+// a path its authorization-always-allow-paths lets through; a status other
+// than 200 is an error.
+func schedulerGet(ctx context.Context, port int, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", port, path), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := loopbackTLS.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s: %s", path, resp.Status, strings.TrimSpace(string(data)))
+	}
+	return data, err
 }
 
 // parseScheduler picks kube-scheduler's counters out of a metrics page.

@@ -2,10 +2,7 @@ package scale
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,25 +28,10 @@ func schedulerProfileLoop(ctx context.Context, port int, dir, prefix string, don
 		logf("profiling kube-scheduler: %v", err)
 		return
 	}
-	c := http.Client{
-		Timeout:   time.Minute,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback, self-signed
-	}
 	get := func(path string) ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", port, path), nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("GET %s: %s: %s", path, resp.Status, strings.TrimSpace(string(data)))
-		}
-		return data, err
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		return schedulerGet(ctx, port, path)
 	}
 	save := func(name string, data []byte) bool {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
