@@ -127,6 +127,10 @@
 //	                                  name=value (http2-max-streams-per-connection=1000,
 //	                                  say); figures taken so are not the default
 //	                                  cluster's, and the log says so
+//	NODEWRIGHT_SCALE_SCHEDULER_FLAGS  extra kube-scheduler flags, given and checked as
+//	                                  the kube-apiserver ones are (kube-api-qps=400
+//	                                  kube-api-burst=800, say, a client rate limit in
+//	                                  place of kwokctl's unlimited one)
 //
 // The pods are bare pods (no owner), in namespace "scale", of eight shapes from
 // 100m/128Mi to 2/4Gi in equal numbers, created by 64 goroutines through a

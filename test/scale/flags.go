@@ -9,29 +9,38 @@ import (
 	"github.com/nodewright/nodewright/internal/devcluster"
 )
 
-// checkAPIServerFlags fails unless the cluster's kube-apiserver process
-// runs with each of flags ("name=value"): figures labelled as taken with a
-// flag must have been.
-func checkAPIServerFlags(comps map[string]int, flags []string) error {
+// checkFlags fails unless the cluster's process of component (one of
+// devcluster's Component names) runs with each of flags ("name=value"):
+// figures labelled as taken with a flag must have been.
+func checkFlags(comps map[string]int, component string, flags []string) error {
 	if len(flags) == 0 {
 		return nil
 	}
-	pid, ok := comps[devcluster.ComponentKubeAPIServer]
+	pid, ok := comps[component]
 	if !ok {
-		return fmt.Errorf("kube-apiserver's pid is unknown; cannot check its flags %s", strings.Join(flags, " "))
+		return fmt.Errorf("%s's pid is unknown; cannot check its flags %s", component, strings.Join(flags, " "))
 	}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return fmt.Errorf("reading kube-apiserver's flags: %w", err)
+		return fmt.Errorf("reading %s's flags: %w", component, err)
 	}
 	var args []string
 	for _, a := range bytes.Split(bytes.TrimRight(data, "\x00"), []byte{0}) {
 		args = append(args, string(a))
 	}
 	if missing := missingFlags(args, flags); len(missing) > 0 {
-		return fmt.Errorf("kube-apiserver does not run with %s (its arguments: %s)", strings.Join(missing, " "), strings.Join(args, " "))
+		return fmt.Errorf("%s does not run with %s (its arguments: %s)", component, strings.Join(missing, " "), strings.Join(args, " "))
 	}
 	return nil
+}
+
+// checkClusterFlags checks the benchmark's extra kube-apiserver and
+// kube-scheduler flags (NODEWRIGHT_SCALE_APISERVER_FLAGS and _SCHEDULER_FLAGS).
+func checkClusterFlags(comps map[string]int, cfg config) error {
+	if err := checkFlags(comps, devcluster.ComponentKubeAPIServer, cfg.apiServerFlags); err != nil {
+		return err
+	}
+	return checkFlags(comps, devcluster.ComponentKubeScheduler, cfg.extraSchedulerFlags)
 }
 
 // missingFlags returns the flags ("name=value", dashes optional) that args

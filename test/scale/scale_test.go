@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,16 +126,20 @@ type config struct {
 	// schedPprofDir, if set, is where kube-scheduler's goroutine dumps and
 	// CPU profiles go (NODEWRIGHT_SCALE_SCHEDULER_PPROF).
 	schedPprofDir string
+	// extraSchedulerFlags are NODEWRIGHT_SCALE_SCHEDULER_FLAGS.
+	extraSchedulerFlags []string
 }
 
 // schedulerFlags are the extra kube-scheduler flags of the benchmark's
-// clusters: with NODEWRIGHT_SCALE_SCHEDULER_PPROF, /debug/pprof let through;
-// otherwise none, kwokctl's defaults.
+// clusters: NODEWRIGHT_SCALE_SCHEDULER_FLAGS, and with
+// NODEWRIGHT_SCALE_SCHEDULER_PPROF /debug/pprof let through; otherwise
+// none, kwokctl's defaults.
 func (c config) schedulerFlags() []string {
-	if c.schedPprofDir == "" {
-		return nil
+	flags := slices.Clone(c.extraSchedulerFlags)
+	if c.schedPprofDir != "" {
+		flags = append(flags, schedulerPprofPaths)
 	}
-	return []string{schedulerPprofPaths}
+	return flags
 }
 
 func readConfig(b *testing.B) config {
@@ -161,6 +166,7 @@ func readConfig(b *testing.B) config {
 	}
 	c.controllerArgs = strings.Fields(os.Getenv("NODEWRIGHT_SCALE_CONTROLLER_ARGS"))
 	c.apiServerFlags = strings.Fields(os.Getenv("NODEWRIGHT_SCALE_APISERVER_FLAGS"))
+	c.extraSchedulerFlags = strings.Fields(os.Getenv("NODEWRIGHT_SCALE_SCHEDULER_FLAGS"))
 	c.workDir = os.Getenv("NODEWRIGHT_SCALE_WORKDIR")
 	c.keepLog = os.Getenv("NODEWRIGHT_SCALE_KEEP_LOG")
 	c.pprofDir = os.Getenv("NODEWRIGHT_SCALE_PPROF")
@@ -357,6 +363,9 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 	if len(cfg.apiServerFlags) > 0 {
 		logf("NOT THE DEFAULT CLUSTER: kube-apiserver runs with %s, here and in the baseline and ideal runs", strings.Join(cfg.apiServerFlags, " "))
 	}
+	if len(cfg.extraSchedulerFlags) > 0 {
+		logf("NOT THE DEFAULT CLUSTER: kube-scheduler runs with %s, here and in the baseline and ideal runs", strings.Join(cfg.extraSchedulerFlags, " "))
+	}
 
 	rc := rest.CopyConfig(env.Config)
 	rc.QPS, rc.Burst = 2000, 4000
@@ -481,7 +490,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		})()
 	}
 
-	if err := checkAPIServerFlags(comps, cfg.apiServerFlags); err != nil {
+	if err := checkClusterFlags(comps, cfg); err != nil {
 		b.Fatal(err)
 	}
 	conns := connections(env.Config.Host, comps, pid)
