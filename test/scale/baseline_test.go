@@ -153,7 +153,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	compCPU0 := cpuReadings(comps)
 	sched0, schedPort := schedulerReading(comps)
 	selfCPU0 := procCPU(os.Getpid())
-	if err := checkClusterFlags(comps, cfg); err != nil {
+	if err := checkClusterFlags(comps, cfg.apiServerFlags, cfg.extraSchedulerFlags); err != nil {
 		b.Fatal(err)
 	}
 	conns := connections(env.Config.Host, comps, 0)

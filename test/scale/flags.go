@@ -36,11 +36,11 @@ func checkFlags(comps map[string]int, component string, flags []string) error {
 
 // checkClusterFlags checks the benchmark's extra kube-apiserver and
 // kube-scheduler flags (NODEWRIGHT_SCALE_APISERVER_FLAGS and _SCHEDULER_FLAGS).
-func checkClusterFlags(comps map[string]int, cfg config) error {
-	if err := checkFlags(comps, devcluster.ComponentKubeAPIServer, cfg.apiServerFlags); err != nil {
+func checkClusterFlags(comps map[string]int, apiServer, scheduler []string) error {
+	if err := checkFlags(comps, devcluster.ComponentKubeAPIServer, apiServer); err != nil {
 		return err
 	}
-	return checkFlags(comps, devcluster.ComponentKubeScheduler, cfg.extraSchedulerFlags)
+	return checkFlags(comps, devcluster.ComponentKubeScheduler, scheduler)
 }
 
 // missingFlags returns the flags ("name=value", dashes optional) that args

@@ -23,3 +23,27 @@ func TestMissingFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestSchedulerFlags(t *testing.T) {
+	qps := []string{"kube-api-qps=400", "kube-api-burst=800"}
+	for _, tc := range []struct {
+		name string
+		cfg  config
+		want []string
+	}{
+		{name: "kwokctl's defaults", cfg: config{}},
+		{name: "extra flags", cfg: config{extraSchedulerFlags: qps}, want: qps},
+		{name: "profiles", cfg: config{schedPprofDir: "/tmp/p"}, want: []string{schedulerPprofPaths}},
+		{name: "both", cfg: config{extraSchedulerFlags: qps, schedPprofDir: "/tmp/p"}, want: append(slices.Clone(qps), schedulerPprofPaths)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.cfg.schedulerFlags()
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("schedulerFlags() = %q, want %q", got, tc.want)
+			}
+			if len(tc.cfg.extraSchedulerFlags) > 0 && &got[0] == &tc.cfg.extraSchedulerFlags[0] {
+				t.Error("schedulerFlags() returned the config's own slice; appending to it would change the config")
+			}
+		})
+	}
+}

@@ -490,7 +490,7 @@ func runOnce(b *testing.B, cfg config, bin, kube string, run int) result {
 		})()
 	}
 
-	if err := checkClusterFlags(comps, cfg); err != nil {
+	if err := checkClusterFlags(comps, cfg.apiServerFlags, cfg.extraSchedulerFlags); err != nil {
 		b.Fatal(err)
 	}
 	conns := connections(env.Config.Host, comps, pid)
