@@ -60,3 +60,44 @@ func TestRequestsRemembersByUIDThenObject(t *testing.T) {
 		t.Fatalf("nil memo: cpu %s, want 300m", got)
 	}
 }
+
+func TestRequestsRereadsChangedPodsAndPrunesGoneOnes(t *testing.T) {
+	pod := func(uid, rv, cpu string) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+		p.UID, p.ResourceVersion = types.UID(uid), rv
+		return p
+	}
+	cpu := func(r *Requests, p *corev1.Pod) string { q := r.Of(p)[corev1.ResourceCPU]; return q.String() }
+	r := NewRequests()
+	a := pod("a", "1", "500m")
+	if got := cpu(r, a); got != "500m" {
+		t.Fatalf("first read: cpu %s, want 500m", got)
+	}
+	// The API server changed the pod (an in-place resize): a new
+	// resourceVersion is read again, with no Forget.
+	if got := cpu(r, pod("a", "2", "1")); got != "1" {
+		t.Fatalf("new resourceVersion: cpu %s, want 1", got)
+	}
+	// A copy at the same resourceVersion is the same pod.
+	if got := cpu(r, pod("a", "2", "9")); got != "1" {
+		t.Fatalf("same resourceVersion: cpu %s, want the remembered 1", got)
+	}
+	// Loops: b is read in every loop, a (above) and c only in the first, x
+	// (no UID) in the first two. Prune keeps what the last two loops read:
+	// a and c go at the end of the third loop, x at the end of the fourth.
+	b, c, x := pod("b", "1", "100m"), pod("c", "1", "200m"), pod("", "", "300m")
+	for loop, want := range []int{4, 4, 2, 1, 1} {
+		cpu(r, b)
+		if loop == 0 {
+			cpu(r, c)
+		}
+		if loop < 2 {
+			cpu(r, x)
+		}
+		r.Prune()
+		if got := r.Len(); got != want {
+			t.Fatalf("after loop %d: %d remembered, want %d", loop, got, want)
+		}
+	}
+}
