@@ -88,8 +88,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Events that come meanwhile collapse into this one requeue.
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
+	// The claims and nodes are only read (Decide is pure), and a large pool
+	// holds thousands: no copies out of the cache.
 	claims := &karpv1.NodeClaimList{}
-	if err := c.Client.List(ctx, claims, client.MatchingLabels{karpv1.NodePoolLabelKey: np.Name}); err != nil {
+	if err := c.Client.List(ctx, claims, client.MatchingLabels{karpv1.NodePoolLabelKey: np.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing NodeClaims of NodePool %s: %w", np.Name, err)
 	}
 	obs := Observed{Claims: claims.Items, Nodes: map[string]*corev1.Node{}}
@@ -98,7 +100,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			continue
 		}
 		n := &corev1.Node{}
-		if err := c.Client.Get(ctx, client.ObjectKey{Name: cl.Status.NodeName}, n); err == nil {
+		if err := c.Client.Get(ctx, client.ObjectKey{Name: cl.Status.NodeName}, n, client.UnsafeDisableDeepCopy); err == nil {
 			obs.Nodes[n.Name] = n
 		}
 	}
