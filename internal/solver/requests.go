@@ -22,7 +22,8 @@ import (
 // simulator's) is assumed not to change while in use: Forget it when it
 // does. A controller that keeps one Requests from loop to loop calls Prune
 // after each, so that pods gone from the cluster are not kept. Safe for
-// concurrent use; a nil *Requests reads every time.
+// concurrent use; the zero value is ready to use; a nil *Requests reads
+// every time.
 type Requests struct {
 	mu    sync.Mutex
 	byUID map[types.UID]podFacts
@@ -41,9 +42,7 @@ type podFacts struct {
 }
 
 // NewRequests returns an empty memo.
-func NewRequests() *Requests {
-	return &Requests{byUID: map[types.UID]podFacts{}, byPod: map[*corev1.Pod]podFacts{}}
-}
+func NewRequests() *Requests { return &Requests{} }
 
 // Forget drops what is remembered of p.
 func (r *Requests) Forget(p *corev1.Pod) {
@@ -87,6 +86,9 @@ func (r *Requests) facts(p *corev1.Pod) podFacts {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.byUID == nil {
+		r.byUID, r.byPod = map[types.UID]podFacts{}, map[*corev1.Pod]podFacts{}
+	}
 	if p.UID != "" {
 		f, ok := r.byUID[p.UID]
 		if !ok || f.rv != p.ResourceVersion {

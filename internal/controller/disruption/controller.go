@@ -88,7 +88,7 @@ type Controller struct {
 	previews map[string]time.Time
 	// requests keeps each pod's summed requests from loop to loop, for the
 	// planner's simulations and its free-room count.
-	requests *solver.Requests
+	requests solver.Requests
 }
 
 // Start loops until ctx ends.
@@ -142,14 +142,8 @@ func (c *Controller) Reconcile(ctx context.Context, now time.Time) (*planner.Pla
 	poolTypes, _, _ := provisioning.ResolveTypes(ctx, c.Cloud, c.Learned, cluster.NodePools, overlays)
 	cloudDrift := c.cloudDrift(ctx, cluster)
 	start := time.Now()
-	c.mu.Lock()
-	if c.requests == nil {
-		c.requests = solver.NewRequests()
-	}
-	requests := c.requests
-	c.mu.Unlock()
-	defer requests.Prune()
-	plan := planner.Decide(planner.Input{Cluster: cluster, PDBs: pdbs, PoolTypes: poolTypes, CloudDrift: cloudDrift, Requests: requests,
+	defer c.requests.Prune()
+	plan := planner.Decide(planner.Input{Cluster: cluster, PDBs: pdbs, PoolTypes: poolTypes, CloudDrift: cloudDrift, Requests: &c.requests,
 		Started: c.recentStarts(cluster, now), Now: now, SingleNodeCursor: c.cursor, RepairPolicies: cloudprovider.RepairPoliciesOf(c.Cloud),
 		Options: planner.Options{SpotToSpot: c.Opts.SpotToSpot, SpotToSpotMinTypes: c.Opts.SpotToSpotMinTypes, MultiNodeMax: 100, NominationGrace: c.Opts.NominationGrace,
 			SingleNodeSimulations: planner.DefaultOptions().SingleNodeSimulations, Policies: c.Opts.Policies}})

@@ -91,7 +91,7 @@ type Provisioner struct {
 	// requests keeps each pod's summed requests from pass to pass: every
 	// solve reads the pods of every node, and at 40,000 pods summing them
 	// afresh each pass took about a tenth of the controller's CPU.
-	requests *solver.Requests
+	requests solver.Requests
 }
 
 // OnPod is told of a pending pod the provisioner may plan, as the pod
@@ -117,16 +117,6 @@ func (p *Provisioner) OnUntriedDue(uid types.UID) {
 	if !p.wasPlanned(uid) {
 		p.Batcher.Trigger()
 	}
-}
-
-// memo is the pods' requests kept from pass to pass.
-func (p *Provisioner) memo() *solver.Requests {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.requests == nil {
-		p.requests = solver.NewRequests()
-	}
-	return p.requests
 }
 
 func (p *Provisioner) wasPlanned(uid types.UID) bool {
@@ -254,8 +244,8 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	}
 
 	start := time.Now()
-	res.Input.Requests = p.memo()
-	defer res.Input.Requests.Prune()
+	res.Input.Requests = &p.requests
+	defer p.requests.Prune()
 	plan, err := solver.Solve(res.Input)
 	if err == nil {
 		plan, err = roomApart(res.Input, plan, room.Homeless(res))
