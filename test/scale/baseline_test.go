@@ -94,6 +94,9 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 	label, suffix, how := "BASELINE", "baseline", "nodes of the plan, then"
 	if ideal {
 		label, suffix, how = "IDEAL", "ideal", "nodes of the plan created as the pods come,"
+		if cfg.idealBatch > 0 {
+			how = fmt.Sprintf("nodes of the plan created as the pods come, each at the close of its pod's %s batch,", cfg.idealBatch)
+		}
 	}
 	name := fmt.Sprintf("scale-%d-%d-%s", os.Getpid(), run, suffix)
 	logf("%s: starting local cluster %s: %d %s %d pods, no autoscaler", label, name, len(nodes), how, cfg.pods)
@@ -172,12 +175,31 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 		})()
 	}
 	tStart := time.Now()
+	var lastAt atomic.Int64 // the last create's time from tStart; -1 until then
+	lastAt.Store(-1)
 	if ideal {
+		// Node i is for the pods after the first i/n of them: it is due
+		// once those exist, and with batches once their batch closes.
+		// reached[i] is when they all existed, from tStart (-1: not yet).
+		reached := make([]atomic.Int64, len(nodes))
+		for i := range reached {
+			reached[i].Store(-1)
+		}
+		need := func(i int) int64 { return int64((i + 1) * cfg.pods / len(nodes)) }
 		go func() {
-			// Node i is for the pods after the first i/n of them: it is
-			// created once those exist.
+			for j := 0; j < len(nodes) && ctx.Err() == nil; time.Sleep(2 * time.Millisecond) {
+				for c := created.Load(); j < len(nodes) && c >= need(j); j++ {
+					reached[j].Store(int64(time.Since(tStart)))
+				}
+			}
+		}()
+		go func() {
 			nodesDone <- createPlanNodes(ctx, cs, nodes, func(i int) {
-				for created.Load() < int64((i+1)*cfg.pods/len(nodes)) && ctx.Err() == nil {
+				for ctx.Err() == nil {
+					podAt := time.Duration(reached[i].Load())
+					if podAt >= 0 && (cfg.idealBatch <= 0 || time.Since(tStart) >= idealBatchClose(podAt, time.Duration(lastAt.Load()), cfg.idealBatch)) {
+						return
+					}
 					time.Sleep(2 * time.Millisecond)
 				}
 			})
@@ -187,6 +209,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 		b.Fatal(err)
 	}
 	tLastPod := time.Now()
+	lastAt.Store(int64(tLastPod.Sub(tStart)))
 	res.createPods = tLastPod.Sub(tStart)
 	logf("%s: created %d pods in %s (%.0f/s)", label, cfg.pods, res.createPods.Round(time.Millisecond), float64(cfg.pods)/res.createPods.Seconds())
 	if ideal {

@@ -128,6 +128,10 @@ type config struct {
 	schedPprofDir string
 	// extraSchedulerFlags are NODEWRIGHT_SCALE_SCHEDULER_FLAGS.
 	extraSchedulerFlags []string
+	// idealBatch, if positive, makes the ideal autoscaler wait as
+	// Karpenter's batcher does (NODEWRIGHT_SCALE_IDEAL_BATCH; see
+	// idealBatchClose).
+	idealBatch time.Duration
 }
 
 // schedulerFlags are the extra kube-scheduler flags of the benchmark's
@@ -182,6 +186,13 @@ func readConfig(b *testing.B) config {
 			b.Fatalf("NODEWRIGHT_SCALE_HEARTBEAT_FACTOR=%q: want a whole factor of at least 1", s)
 		}
 		c.heartbeat = n
+	}
+	if s := os.Getenv("NODEWRIGHT_SCALE_IDEAL_BATCH"); s != "" {
+		v, err := time.ParseDuration(s)
+		if err != nil || v <= 0 {
+			b.Fatalf("NODEWRIGHT_SCALE_IDEAL_BATCH=%q: want a positive duration, such as 10s (Karpenter's BATCH_MAX_DURATION)", s)
+		}
+		c.idealBatch = v
 	}
 	if s := os.Getenv("NODEWRIGHT_SCALE_MIN_NODE_CPU"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -280,7 +291,8 @@ func BenchmarkScale40k(b *testing.B) {
 					b.Fatalf("the ideal autoscaler's run never had every pod Running")
 				}
 				r.ideal = &ideal
-				logf("IDEAL from the first create: %.1fs, %.3f of the baseline's and nodewright's %.3f of it; CPU used by every process %.1fs, %.3f of the baseline's and nodewright's %.3f of it",
+				logf("IDEAL after the last create: %.1fs, %.3f of the baseline's; from the first create: %.1fs, %.3f of the baseline's and nodewright's %.3f of it; CPU used by every process %.1fs, %.3f of the baseline's and nodewright's %.3f of it",
+					ideal.toAllRunning.Seconds(), ratio(ideal.toAllRunning, base.toAllRunning),
 					ideal.fromFirstCreate().Seconds(), ratio(ideal.fromFirstCreate(), base.fromFirstCreate()), ratio(r.fromFirstCreate(), ideal.fromFirstCreate()),
 					ideal.cpuAll.Seconds(), ratio(ideal.cpuAll, base.cpuAll), ratio(r.cpuAll, ideal.cpuAll))
 			}
@@ -710,6 +722,7 @@ func report(b *testing.B, results []result) {
 	if results[0].ideal != nil {
 		// The ideal reactive autoscaler over the baseline is what reacting
 		// costs, whoever reacts; nodewright over the ideal is its own part.
+		b.ReportMetric(avg(func(r result) float64 { return ratio(r.ideal.toAllRunning, r.base.toAllRunning) }), "ideal-overhead-ratio")
 		b.ReportMetric(avg(func(r result) float64 { return r.ideal.fromFirstCreate().Seconds() }), "ideal-s-first-create-to-all-running")
 		b.ReportMetric(avg(func(r result) float64 { return r.ideal.cpuAll.Seconds() }), "ideal-cpu-s")
 		b.ReportMetric(avg(func(r result) float64 { return ratio(r.ideal.fromFirstCreate(), r.base.fromFirstCreate()) }), "ideal-ratio-from-first-create")
