@@ -59,7 +59,13 @@
 // autoscaler's must. ideal-ratio-from-first-create and ideal-cpu-ratio
 // (over the baseline) are what reacting costs on this machine, whoever
 // reacts; over-ideal-ratio-from-first-create and over-ideal-cpu-ratio
-// (nodewright's run over the ideal) are nodewright's own part.
+// (nodewright's run over the ideal) are nodewright's own part;
+// ideal-overhead-ratio is the ideal's ratio after the last create.
+// NODEWRIGHT_SCALE_IDEAL_BATCH=10s makes the ideal wait as Karpenter's
+// batcher does, with that window and a 1-second idle: each node is created
+// when the batch its pods first appeared in closes (every window while pods
+// keep coming, a second after the last pod once they stop), so it is an
+// autoscaler with the API's batching that spends nothing on deciding.
 //
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
@@ -97,6 +103,9 @@
 //	NODEWRIGHT_SCALE_BASELINE         0 skips the no-autoscaler baseline run
 //	NODEWRIGHT_SCALE_IDEAL            1 adds the ideal reactive autoscaler's run
 //	                                  (needs the baseline)
+//	NODEWRIGHT_SCALE_IDEAL_BATCH      a duration: the ideal creates each node when
+//	                                  its pods' batch of that window closes, not at
+//	                                  once (see above)
 //	NODEWRIGHT_SCALE_CONTROLLER_ARGS  extra `nodewright controller` arguments,
 //	                                  space separated
 //	NODEWRIGHT_SCALE_WORKDIR          kwok work dir (default: nodewright's cache);
