@@ -65,8 +65,8 @@
 // batcher does, with that window and a 1-second idle: each node is created
 // when the batch in which the last of its pods appeared closes (every
 // window while pods keep coming, a second after the last pod once they
-// stop), so it is an
-// autoscaler with the API's batching that spends nothing on deciding.
+// stop), so it is an autoscaler with the API's batching that spends
+// nothing on deciding.
 //
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
