@@ -20,6 +20,7 @@ import (
 
 	karpv1 "github.com/nodewright/nodewright/api/karpenter/v1"
 	"github.com/nodewright/nodewright/internal/cloudprovider/kwok"
+	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/devcluster"
 	"github.com/nodewright/nodewright/internal/devenv"
 )
@@ -186,6 +187,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 			reached[i].Store(-1)
 		}
 		need := func(i int) int64 { return int64((i + 1) * cfg.pods / len(nodes)) }
+		idle := provisioning.DefaultOptions().BatchIdle // the controller's own
 		go func() {
 			for j := 0; j < len(nodes) && ctx.Err() == nil; time.Sleep(2 * time.Millisecond) {
 				for c := created.Load(); j < len(nodes) && c >= need(j); j++ {
@@ -197,7 +199,7 @@ func runBaseline(b *testing.B, cfg config, bin, kube string, run int, nodes []pl
 			nodesDone <- createPlanNodes(ctx, cs, nodes, func(i int) {
 				for ctx.Err() == nil {
 					podAt := time.Duration(reached[i].Load())
-					if podAt >= 0 && (cfg.idealBatch <= 0 || time.Since(tStart) >= idealBatchClose(podAt, time.Duration(lastAt.Load()), cfg.idealBatch)) {
+					if podAt >= 0 && (cfg.idealBatch <= 0 || time.Since(tStart) >= idealBatchClose(podAt, time.Duration(lastAt.Load()), cfg.idealBatch, idle)) {
 						return
 					}
 					time.Sleep(2 * time.Millisecond)

@@ -20,8 +20,8 @@ func TestIdealBatchClose(t *testing.T) {
 		{name: "shorter window", podAt: 7 * s, lastAt: -1, window: 3 * s, want: 9 * s},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := idealBatchClose(tc.podAt, tc.lastAt, tc.window); got != tc.want {
-				t.Errorf("idealBatchClose(%s, %s, %s) = %s, want %s", tc.podAt, tc.lastAt, tc.window, got, tc.want)
+			if got := idealBatchClose(tc.podAt, tc.lastAt, tc.window, s); got != tc.want {
+				t.Errorf("idealBatchClose(%s, %s, %s, 1s) = %s, want %s", tc.podAt, tc.lastAt, tc.window, got, tc.want)
 			}
 		})
 	}
