@@ -63,11 +63,10 @@
 // ideal-overhead-ratio is the ideal's ratio after the last create.
 // NODEWRIGHT_SCALE_IDEAL_BATCH=10s makes the ideal wait as Karpenter's
 // batcher does, with that window and the controller's default idle (1 s):
-// each node is created
-// when the batch in which the last of its pods appeared closes (every
-// window while pods keep coming, a second after the last pod once they
-// stop), so it is an autoscaler with the API's batching that spends
-// nothing on deciding.
+// each node is created when the batch in which the last of its pods
+// appeared closes (every window while pods keep coming, a second after the
+// last pod once they stop), so it is an autoscaler with the API's batching
+// that spends nothing on deciding.
 //
 // It is not part of the default test run (the package's tests cover only the
 // benchmark's helpers). Run it with, from the repository root:
