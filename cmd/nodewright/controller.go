@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	kwokv1alpha1 "github.com/nodewright/nodewright/api/kwok/v1alpha1"
+	"github.com/nodewright/nodewright/internal/controller/provisioning"
 	"github.com/nodewright/nodewright/internal/operator"
 	"github.com/nodewright/nodewright/internal/solver"
 )
@@ -47,6 +48,12 @@ func controllerCommand() *cobra.Command {
 			if o.KWOK.RepairToleration <= 0 {
 				return fmt.Errorf("--kwok-repair-toleration %v: give a positive duration, such as 30m (Karpenter's)", o.KWOK.RepairToleration)
 			}
+			if o.Provisioning.EarlyLaunch < 0 {
+				return fmt.Errorf("--early-launch-interval %v: give a positive duration, or 0 to launch only when a batch closes", o.Provisioning.EarlyLaunch)
+			}
+			if f := o.Provisioning.EarlyFill; f <= 0 || f > 1 {
+				return fmt.Errorf("--early-launch-fill %v: give a share of a node above 0 and at most 1, such as %v", f, provisioning.DefaultEarlyFill)
+			}
 			if o.Lifecycle.MaxConcurrentReconciles < 1 {
 				return fmt.Errorf("--nodeclaim-workers %d: give at least 1", o.Lifecycle.MaxConcurrentReconciles)
 			}
@@ -66,6 +73,8 @@ func controllerCommand() *cobra.Command {
 	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "request burst to the API server")
 	fl.DurationVar(&o.Provisioning.BatchIdle, "batch-idle-duration", o.Provisioning.BatchIdle, "close a batch of pending pods after this long without new ones")
 	fl.DurationVar(&o.Provisioning.BatchMax, "batch-max-duration", o.Provisioning.BatchMax, "close a batch of pending pods this long after it opened")
+	fl.DurationVar(&o.Provisioning.EarlyLaunch, "early-launch-interval", o.Provisioning.EarlyLaunch, "while a batch is open, plan its pods this often and launch the NodeClaims they fill (--early-launch-fill) before it closes; 0 launches only when a batch closes, as Karpenter does")
+	fl.Float64Var(&o.Provisioning.EarlyFill, "early-launch-fill", o.Provisioning.EarlyFill, "share of its cheapest instance type a NodeClaim's pods must fill (CPU, memory, pods or another resource) to launch before its batch closes")
 	fl.DurationVar(&o.Provisioning.UntriedAfter, "provision-untried-pods-after", o.Provisioning.UntriedAfter, "also plan pending pods kube-scheduler has not tried this long after creation; 0 waits for its Unschedulable verdict, as Karpenter does")
 	fl.DurationVar(&o.Provisioning.NominationGrace, "nomination-grace", o.Provisioning.NominationGrace, "keep pods reserved on a new node this long after it initialized")
 	fl.BoolVar(&o.Provisioning.ReplanDisplaced, "replan-displaced-pods", o.Provisioning.ReplanDisplaced, "plan pods again as soon as the pods bound to their initialized node leave no room for them, instead of after --nomination-grace (false: hold them for the grace)")

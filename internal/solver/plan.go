@@ -63,6 +63,25 @@ func (c *NewClaim) Price() float64 {
 	return 0
 }
 
+// Fill is the largest share of any resource of the claim's cheapest
+// instance type's allocatable that its requests take, DaemonSets' included:
+// 1 is a node its pods fill, 0 a claim with no instance type.
+func (c *NewClaim) Fill() float64 {
+	if len(c.InstanceTypes) == 0 {
+		return 0
+	}
+	alloc := c.InstanceTypes[0].Allocatable()
+	fill := 0.0
+	for name, q := range c.Requests {
+		a, ok := alloc[name]
+		if !ok || a.Sign() <= 0 {
+			continue
+		}
+		fill = max(fill, q.AsApproximateFloat64()/a.AsApproximateFloat64())
+	}
+	return fill
+}
+
 // Cost is the summed price of the plan's new claims, per hour.
 func (p *Plan) Cost() float64 {
 	total := 0.0

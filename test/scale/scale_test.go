@@ -1310,6 +1310,8 @@ type solve struct {
 	at                                               time.Duration // after the last pod was created
 	pods, nominatedEarlier, newClaims, unschedulable int
 	duration                                         time.Duration
+	early                                            bool // an early pass: it launched only full NodeClaims
+	held                                             int  // the part-filled NodeClaims an early pass held back
 }
 
 // parseSolves reads the controller's solves from its log and prints them, and
@@ -1329,7 +1331,8 @@ func parseSolves(logPath string, tLastPod time.Time) []solve {
 		var line struct {
 			Level, Msg, Time, Duration, Error     string
 			Pods, NominatedEarlier, NewNodeClaims int
-			Unschedulable                         int
+			Unschedulable, HeldNodeClaims         int
+			Early                                 bool
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil {
 			continue
@@ -1350,7 +1353,7 @@ func parseSolves(logPath string, tLastPod time.Time) []solve {
 		at, _ := time.Parse(time.RFC3339Nano, line.Time)
 		d, _ := time.ParseDuration(line.Duration)
 		out = append(out, solve{at: at.Sub(tLastPod), pods: line.Pods, nominatedEarlier: line.NominatedEarlier,
-			newClaims: line.NewNodeClaims, unschedulable: line.Unschedulable, duration: d})
+			newClaims: line.NewNodeClaims, unschedulable: line.Unschedulable, duration: d, early: line.Early, held: line.HeldNodeClaims})
 	}
 	var total, longest time.Duration
 	for _, s := range out {
@@ -1366,8 +1369,12 @@ func parseSolves(logPath string, tLastPod time.Time) []solve {
 		if len(out) > 60 && i >= 30 && i < len(out)-30 {
 			continue
 		}
-		logf("  %+8.2fs  pods %6d  nominatedEarlier %6d  newNodeClaims %5d  unschedulable %5d  took %s",
-			s.at.Seconds(), s.pods, s.nominatedEarlier, s.newClaims, s.unschedulable, s.duration.Round(time.Millisecond))
+		kind := "close"
+		if s.early {
+			kind = fmt.Sprintf("early, held %d", s.held)
+		}
+		logf("  %+8.2fs  pods %6d  nominatedEarlier %6d  newNodeClaims %5d  unschedulable %5d  took %s  (%s)",
+			s.at.Seconds(), s.pods, s.nominatedEarlier, s.newClaims, s.unschedulable, s.duration.Round(time.Millisecond), kind)
 	}
 	if len(errs) > 0 {
 		keys := make([]string, 0, len(errs))

@@ -19,13 +19,44 @@ import (
 // burst would stay open until Max, and the last pods of the burst would wait
 // up to Max for their nodes instead of Idle. A batch that only pokes opened
 // closes after Idle without another poke, as before.
+//
+// With Early set (and shorter than Max), an open batch also asks for an
+// early pass each Early of waiting: the provisioner then launches only the
+// NodeClaims the pods so far fill (FullClaims), and the batch stays open.
+// In a burst that lasts a minute, pods that fill whole nodes get them as
+// they come instead of at the next close, and the part-filled NodeClaims
+// still wait for the close, where later pods may fill them.
+//
+// Trigger and Poke may be called from any goroutine; Wait from one only.
 type Batcher struct {
-	Idle, Max time.Duration
-	trigger   chan struct{}
-	poke      chan struct{}
+	Idle, Max, Early time.Duration
+	trigger          chan struct{}
+	poke             chan struct{}
+
+	// The open batch, kept from one Wait to the next across early passes.
+	open bool
+	// fresh: new work came in this batch, so pokes no longer extend it.
+	fresh                  bool
+	idleAt, maxAt, earlyAt time.Time
+	// earlyPassed: the last Wait returned Early; the next Early is counted
+	// from when the provisioner comes back, not from when it left.
+	earlyPassed bool
 }
 
-// NewBatcher returns a batcher with the given windows.
+// Pass is what a batcher's Wait asks the provisioner for.
+type Pass int
+
+const (
+	// Stop says the context ended.
+	Stop Pass = iota
+	// Close says the batch closed: plan its pods and launch every NodeClaim.
+	Close
+	// Early says the batch is still open: plan the pods so far and launch
+	// only the NodeClaims they fill.
+	Early
+)
+
+// NewBatcher returns a batcher with the given windows and no early passes.
 func NewBatcher(idle, max time.Duration) *Batcher {
 	return &Batcher{Idle: idle, Max: max, trigger: make(chan struct{}, 1), poke: make(chan struct{}, 1)}
 }
@@ -45,41 +76,77 @@ func signal(c chan struct{}) {
 	}
 }
 
-// Wait blocks until a batch closes, and reports false if ctx ended first.
-func (b *Batcher) Wait(ctx context.Context) bool {
-	fresh := false // new work came in this batch: pokes no longer extend it
-	select {
-	case <-ctx.Done():
-		return false
-	case <-b.trigger:
-		fresh = true
-	case <-b.poke:
-	}
-	maxTimer := time.NewTimer(b.Max)
-	defer maxTimer.Stop()
-	idle := time.NewTimer(b.Idle)
-	defer idle.Stop()
-	restart := func() {
-		if !idle.Stop() {
-			<-idle.C
-		}
-		idle.Reset(b.Idle)
-	}
-	for {
+// Wait blocks until the open batch closes (Close) or is due an early pass
+// (Early), opening one at the first trigger or poke if none is open. It
+// returns Stop once ctx ended.
+func (b *Batcher) Wait(ctx context.Context) Pass {
+	if !b.open {
 		select {
 		case <-ctx.Done():
-			return false
-		case <-maxTimer.C:
-			return true
-		case <-idle.C:
-			return true
+			return Stop
 		case <-b.trigger:
-			fresh = true
-			restart()
+			b.fresh = true
 		case <-b.poke:
-			if !fresh {
-				restart()
+			b.fresh = false
+		}
+		now := time.Now()
+		b.open, b.idleAt, b.maxAt, b.earlyAt = true, now.Add(b.Idle), now.Add(b.Max), now.Add(b.Early)
+	} else if b.earlyPassed {
+		// Signals that came while the early pass ran count from now: the
+		// batch was not listening, and closing it for idleness the pods
+		// did not show would be wrong.
+		now := time.Now()
+		b.earlyAt = now.Add(b.Early)
+		select {
+		case <-b.trigger:
+			b.fresh = true
+			b.idleAt = now.Add(b.Idle)
+		default:
+		}
+		select {
+		case <-b.poke:
+			if !b.fresh {
+				b.idleAt = now.Add(b.Idle)
 			}
+		default:
 		}
 	}
+	b.earlyPassed = false
+	for {
+		next, early := b.next()
+		timer := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return Stop
+		case <-timer.C:
+			if early {
+				b.earlyPassed = true
+				return Early
+			}
+			b.open = false
+			return Close
+		case <-b.trigger:
+			b.fresh = true
+			b.idleAt = time.Now().Add(b.Idle)
+		case <-b.poke:
+			if !b.fresh {
+				b.idleAt = time.Now().Add(b.Idle)
+			}
+		}
+		timer.Stop()
+	}
+}
+
+// next is the open batch's next deadline, and whether it is an early pass
+// rather than the close. A close due at the same time wins.
+func (b *Batcher) next() (time.Time, bool) {
+	closeAt := b.idleAt
+	if b.maxAt.Before(closeAt) {
+		closeAt = b.maxAt
+	}
+	if b.Early > 0 && b.earlyAt.Before(closeAt) {
+		return b.earlyAt, true
+	}
+	return closeAt, false
 }

@@ -31,6 +31,13 @@ type Options struct {
 	BatchIdle time.Duration
 	// BatchMax closes a batch this long after it opened, however busy.
 	BatchMax time.Duration
+	// EarlyLaunch, while a batch is open, plans its pods this often and
+	// launches the NodeClaims they fill (EarlyFill) without waiting for the
+	// close; 0 launches only at the close, as Karpenter does.
+	EarlyLaunch time.Duration
+	// EarlyFill is the share of its cheapest instance type a NodeClaim's
+	// pods must fill for an early pass to launch it (0: DefaultEarlyFill).
+	EarlyFill float64
 	// NominationGrace keeps pods reserved on a NodeClaim this long after its
 	// node initialized, while kube-scheduler binds them.
 	NominationGrace time.Duration
@@ -59,7 +66,7 @@ type Options struct {
 
 // DefaultOptions are Karpenter's batch windows and our defaults for the rest.
 func DefaultOptions() Options {
-	return Options{BatchIdle: time.Second, BatchMax: 10 * time.Second, NominationGrace: time.Minute,
+	return Options{BatchIdle: time.Second, BatchMax: 10 * time.Second, EarlyLaunch: time.Second, EarlyFill: DefaultEarlyFill, NominationGrace: time.Minute,
 		CreateConcurrency: 32, Resync: 30 * time.Second, UntriedAfter: 3 * time.Second, ReplanDisplaced: true}
 }
 
@@ -140,8 +147,14 @@ type expectation struct {
 // New returns a provisioner.
 func New(c client.Client, apiReader client.Reader, cp cloudprovider.CloudProvider, store *learned.Store, rec record.EventRecorder, opts Options) *Provisioner {
 	return &Provisioner{Client: c, APIReader: apiReader, Cloud: cp, Learned: store, Recorder: rec, Opts: opts,
-		Batcher: NewBatcher(opts.BatchIdle, opts.BatchMax), expected: map[string]expectation{},
+		Batcher: newBatcher(opts), expected: map[string]expectation{},
 		events: newNominationEvents(c, rec, opts.PodEventQPS)}
+}
+
+func newBatcher(opts Options) *Batcher {
+	b := NewBatcher(opts.BatchIdle, opts.BatchMax)
+	b.Early = opts.EarlyLaunch
+	return b
 }
 
 // Start runs batches until ctx ends. It implements manager.Runnable.
@@ -154,8 +167,12 @@ func (p *Provisioner) Start(ctx context.Context) error {
 	go p.resync(ctx)
 	go p.events.run(ctx)
 	p.Batcher.Trigger() // pods may have waited while no leader ran
-	for p.Batcher.Wait(ctx) {
-		if err := p.Reconcile(ctx); err != nil {
+	for {
+		pass := p.Batcher.Wait(ctx)
+		if pass == Stop {
+			return nil
+		}
+		if err := p.pass(ctx, pass == Early); err != nil {
 			logger.Error(err, "provisioning loop failed; retrying")
 			select {
 			case <-ctx.Done():
@@ -165,7 +182,6 @@ func (p *Provisioner) Start(ctx context.Context) error {
 			p.Batcher.Trigger()
 		}
 	}
-	return nil
 }
 
 func (p *Provisioner) resync(ctx context.Context) {
@@ -187,8 +203,14 @@ func (p *Provisioner) resync(ctx context.Context) {
 // errCacheBehind says the cache does not yet show this process's own writes.
 var errCacheBehind = errors.New("informer cache does not yet show the NodeClaims this controller created")
 
-// Reconcile runs one provisioning loop over a fresh snapshot.
-func (p *Provisioner) Reconcile(ctx context.Context) error {
+// Reconcile runs one provisioning loop over a fresh snapshot, as a batch's
+// close does.
+func (p *Provisioner) Reconcile(ctx context.Context) error { return p.pass(ctx, false) }
+
+// pass runs one provisioning loop over a fresh snapshot. An early pass
+// launches only the NodeClaims their pods fill (FullClaims); the pods of
+// the others stay pending, for the next pass.
+func (p *Provisioner) pass(ctx context.Context, early bool) error {
 	logger := log.FromContext(ctx)
 	if err := p.waitForCache(ctx); err != nil {
 		return err
@@ -262,8 +284,13 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 	}
 	plan.Unschedulable = pendingOnly(plan.Unschedulable, res.Draining)
 	metrics.UnschedulablePods.Set(float64(len(plan.Unschedulable)))
+	var held []*solver.NewClaim
+	if early {
+		plan.NewClaims, held = FullClaims(plan.NewClaims, p.earlyFill())
+	}
 	logger.Info("planned pending pods", "pods", len(res.Input.Pods)-len(res.Draining), "draining", len(res.Draining), "nominatedEarlier", res.Nominated,
-		"displaced", len(res.Displaced), "newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String())
+		"displaced", len(res.Displaced), "newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String(),
+		"early", early, "heldNodeClaims", len(held))
 
 	var displaced map[types.UID]bool
 	if p.Opts.MarkDisplaced {
@@ -276,6 +303,13 @@ func (p *Provisioner) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("created %d of %d NodeClaims", created, len(plan.NewClaims))
 	}
 	return nil
+}
+
+func (p *Provisioner) earlyFill() float64 {
+	if p.Opts.EarlyFill > 0 {
+		return p.Opts.EarlyFill
+	}
+	return DefaultEarlyFill
 }
 
 // waitForCache waits, up to a deadline, until the cache shows every

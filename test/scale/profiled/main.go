@@ -45,6 +45,8 @@ func run() error {
 	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "request burst to the API server")
 	fl.DurationVar(&o.Provisioning.BatchIdle, "batch-idle-duration", o.Provisioning.BatchIdle, "batch idle window")
 	fl.DurationVar(&o.Provisioning.BatchMax, "batch-max-duration", o.Provisioning.BatchMax, "batch maximum window")
+	fl.DurationVar(&o.Provisioning.EarlyLaunch, "early-launch-interval", o.Provisioning.EarlyLaunch, "early pass interval; 0 disables")
+	fl.Float64Var(&o.Provisioning.EarlyFill, "early-launch-fill", o.Provisioning.EarlyFill, "fill an early-launched NodeClaim needs")
 	fl.DurationVar(&o.Provisioning.UntriedAfter, "provision-untried-pods-after", o.Provisioning.UntriedAfter, "also plan pods kube-scheduler has not tried this long after creation")
 	fl.DurationVar(&o.Provisioning.NominationGrace, "nomination-grace", o.Provisioning.NominationGrace, "nomination grace after initialization")
 	level := fl.String("log-level", "info", "debug, info or error")
