@@ -94,6 +94,9 @@ type Engine struct {
 	// provisioning batch window
 	batchOpen               bool
 	batchStart, lastTrigger time.Time
+	// lastEarly is when the open batch last had a pass: its opening or
+	// its last early pass (provisioning.Options.EarlyLaunch).
+	lastEarly time.Time
 	// changed is set by anything the provisioner or the planner could
 	// decide differently on; each loop clears its own flag.
 	provisionChanged, disruptChanged bool

@@ -151,7 +151,7 @@ func (e *Engine) endJobs() {
 func (e *Engine) pendingAppeared() {
 	if !e.batchOpen {
 		e.batchOpen = true
-		e.batchStart = e.now
+		e.batchStart, e.lastEarly = e.now, e.now
 	}
 	e.lastTrigger = e.now
 	e.provisionChanged = true

@@ -18,18 +18,26 @@ import (
 // second without new pending pods, or ten seconds after it opened), or
 // when something changed that could let waiting pods be placed, it plans
 // the pending pods with the solver, launches the new NodeClaims and
-// nominates the pods it put on in-flight ones. Binding is scheduleLoop's.
+// nominates the pods it put on in-flight ones. While the window is open,
+// it makes the controller's early passes too, which launch only the
+// NodeClaims their pods fill. Binding is scheduleLoop's.
 func (e *Engine) provisionLoop() error {
 	opts := provisioning.DefaultOptions()
-	if e.batchOpen {
-		if e.now.Sub(e.lastTrigger) < opts.BatchIdle && e.now.Sub(e.batchStart) < opts.BatchMax {
+	early := false
+	switch {
+	case e.batchOpen && e.now.Sub(e.lastTrigger) < opts.BatchIdle && e.now.Sub(e.batchStart) < opts.BatchMax:
+		if opts.EarlyLaunch <= 0 || e.now.Sub(e.lastEarly) < opts.EarlyLaunch {
 			return nil
 		}
+		early, e.lastEarly = true, e.now
+	case e.batchOpen:
 		e.batchOpen = false
-	} else if !e.provisionChanged {
+		e.provisionChanged = false
+	case !e.provisionChanged:
 		return nil
+	default:
+		e.provisionChanged = false
 	}
-	e.provisionChanged = false
 	e.resolveTypes()
 	// Every pending pod was tried by scheduleLoop and marked
 	// unschedulable, as kube-scheduler would have.
@@ -56,6 +64,9 @@ func (e *Engine) provisionLoop() error {
 		}
 	}
 	e.unschedulable = plan.Unschedulable
+	if early {
+		plan.NewClaims, _ = provisioning.FullClaims(plan.NewClaims, opts.EarlyFill)
+	}
 	launched := make([]string, len(plan.NewClaims))
 	for i, c := range plan.NewClaims {
 		if nc := e.launch(c, true, "provisioning"); nc != nil {

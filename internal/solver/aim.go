@@ -40,6 +40,13 @@ func (s *state) roomFor(g *group, t *target, alloc *vec) int64 {
 	if n > 1 && g.onePerNode() {
 		n = 1
 	}
+	return max(min(n, capacityFor(g, t, alloc)), 1) // the caller already checked that the pod fits
+}
+
+// capacityFor is how many pods of g fit in alloc beside what t already
+// holds, however many there are to place.
+func capacityFor(g *group, t *target, alloc *vec) int64 {
+	n := int64(math.MaxInt64)
 	for i := range g.req {
 		if g.req[i] <= 0 {
 			continue
@@ -47,9 +54,6 @@ func (s *state) roomFor(g *group, t *target, alloc *vec) int64 {
 		if c := (alloc[i] - t.used[i]) / g.req[i]; c < n {
 			n = c
 		}
-	}
-	if n < 1 {
-		n = 1 // the caller already checked that the pod fits
 	}
 	return n
 }
@@ -74,13 +78,15 @@ const samePrice = 1e-9
 // chooseAim picks the type a new bin for one pod of g is opened for: the
 // lowest price per pod of g it can hold; at the same price per pod, the type
 // that takes more of them (fewer nodes, as Karpenter would launch). It
-// returns the type's index in t.types and the price per pod, or -1.
-func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64) {
+// returns the type's index in t.types and the price per pod, or -1, and
+// whether the type holds more of g's pods than are left to place: more
+// such pods would have been given a larger node (NewClaim.Short).
+func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64, bool) {
 	ok := s.typeOK(g, t.pool)
 	pr := s.pricerFor(g, t, ch)
 	need := t.used
 	need.add(&g.req)
-	best, bestPer, bestN := -1, math.Inf(1), int64(0)
+	best, bestPer, bestN, short := -1, math.Inf(1), int64(0), false
 	k := float64(len(g.pods))
 	for i, it := range t.types {
 		// Types are cheapest first, and narrowing only raises a price: once
@@ -103,9 +109,10 @@ func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64) {
 		per := price / float64(n)
 		if per < bestPer*(1-samePrice) || (per <= bestPer*(1+samePrice) && n > bestN) {
 			best, bestPer, bestN = i, per, n
+			short = !g.onePerNode() && capacityFor(g, t, &it.alloc) > n
 		}
 	}
-	return best, bestPer
+	return best, bestPer, short
 }
 
 // newBeatsGrowth reports whether a new bin at per a pod is to be preferred to

@@ -146,3 +146,53 @@ func fitsAll(need, have corev1.ResourceList) bool {
 	}
 	return true
 }
+
+// TestNewClaimAimAndShort: each NewClaim names the type it was sized for,
+// how full its pods make it, and whether it was sized for fewer pods of its
+// kind than that type holds (the last claim of a burst).
+func TestNewClaimAimAndShort(t *testing.T) {
+	antiAffine := withAntiAffinity(corev1.LabelHostname, map[string]string{"app": "solo"})
+	type claim struct {
+		aim   string
+		short bool
+		fill  float64 // to two decimals
+	}
+	for _, tc := range []struct {
+		name string
+		pods []*corev1.Pod
+		want []claim
+	}{
+		{
+			// 31 pods fill the first 32-vCPU node (31.9 allocatable); the
+			// 29 left are sized onto another, which more pods would fill.
+			name: "a burst's last node is short", pods: pods(60, "p", "1", "1Gi"),
+			want: []claim{{"linear-32", false, 0.97}, {"linear-32", true, 0.91}},
+		},
+		{
+			// One pod a node, whatever is left: never short.
+			name: "pods that cannot share a node",
+			pods: pods(2, "solo", "1", "1Gi", withLabels("app", "solo"), antiAffine),
+			want: []claim{{"linear-2", false, 0.53}, {"linear-2", false, 0.53}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &solver.Input{NodePools: []solver.NodePool{defaultPool(func(np *solver.NodePool) { np.InstanceTypes = linearTypes("100m", 2, 8, 32) })}, Pods: tc.pods}
+			plan, err := solver.Solve(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			allPlaced(t, plan)
+			var got []claim
+			for _, c := range plan.NewClaims {
+				aim := "none"
+				if c.Aim != nil {
+					aim = c.Aim.Name
+				}
+				got = append(got, claim{aim, c.Short, math.Round(c.Fill()*100) / 100})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("claims (aim, short, fill): got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -224,6 +224,9 @@ func (s *state) finish() {
 		for _, it := range t.types {
 			c.InstanceTypes = append(c.InstanceTypes, it.it)
 		}
+		if t.aim != nil {
+			c.Aim, c.Short = t.aim.it, t.aimShort
+		}
 		s.plan.NewClaims = append(s.plan.NewClaims, c)
 	}
 }

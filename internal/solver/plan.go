@@ -51,6 +51,15 @@ type NewClaim struct {
 	// to what the claim's instance types meet; nil unless BestEffort
 	// judged a NodePool with minValues.
 	MinValuesRelaxed *bool
+	// Aim is the type the claim was sized for when the solver opened it
+	// (see aim.go), while its pods still fit it; nil once they outgrew it.
+	// A claim left part-empty launches as a smaller type of
+	// InstanceTypes, and its Fill says how much of Aim it takes.
+	Aim *instancetype.InstanceType
+	// Short says Aim holds more pods of the kind the claim was opened for
+	// than were left to place: more such pods would have been given a
+	// larger node, or filled this one.
+	Short bool
 }
 
 // Price is the hourly price of the cheapest offering of the cheapest type.
@@ -63,14 +72,19 @@ func (c *NewClaim) Price() float64 {
 	return 0
 }
 
-// Fill is the largest share of any resource of the claim's cheapest
-// instance type's allocatable that its requests take, DaemonSets' included:
-// 1 is a node its pods fill, 0 a claim with no instance type.
+// Fill is the largest share of any resource of the allocatable of the
+// type the claim was sized for (Aim, or else its cheapest instance type)
+// that its requests take, DaemonSets' included: 1 is a node its pods fill,
+// 0 a claim with no instance type.
 func (c *NewClaim) Fill() float64 {
-	if len(c.InstanceTypes) == 0 {
+	it := c.Aim
+	if it == nil && len(c.InstanceTypes) > 0 {
+		it = c.InstanceTypes[0]
+	}
+	if it == nil {
 		return 0
 	}
-	alloc := c.InstanceTypes[0].Allocatable()
+	alloc := it.Allocatable()
 	fill := 0.0
 	for name, q := range c.Requests {
 		a, ok := alloc[name]

@@ -250,8 +250,8 @@ func (s *state) place(g *group, p *corev1.Pod) bool {
 		}
 	}
 	if nb := s.newBin(g); nb != nil {
-		if aim, per := s.chooseAim(g, nb.t, &nb.ch); aim >= 0 && (grow.bin < 0 || s.newBeatsGrowth(g, per, &grow)) {
-			nb.t.aim = nb.t.types[aim]
+		if aim, per, short := s.chooseAim(g, nb.t, &nb.ch); aim >= 0 && (grow.bin < 0 || s.newBeatsGrowth(g, per, &grow)) {
+			nb.t.aim, nb.t.aimShort = nb.t.types[aim], short
 			s.bins = append(s.bins, nb.t)
 			s.slack = append(s.slack, [2]int64{})
 			s.commit(g, p, nb.t, &nb.ch)

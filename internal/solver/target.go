@@ -82,6 +82,9 @@ type target struct {
 	// up to the aim costs nothing more. Nil when the bin has none.
 	aim    *itype
 	aimIdx int // the aim's index in types
+	// aimShort: the aim holds more pods of the group it was opened for
+	// than were left to place (chooseAim).
+	aimShort bool
 	// owner is the group of every pod on a bin; nil once pods of two
 	// groups share it.
 	owner *group

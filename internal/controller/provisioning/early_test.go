@@ -18,6 +18,12 @@ func TestFullClaims(t *testing.T) {
 		return &solver.NewClaim{Hostname: name, InstanceTypes: types, Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourcePods: resource.MustParse(pods)}}
 	}
+	big := &instancetype.InstanceType{Name: "m.4xlarge", Capacity: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("64Gi"), corev1.ResourcePods: resource.MustParse("110")}}
+	aimed := func(c *solver.NewClaim, aim *instancetype.InstanceType, short bool) *solver.NewClaim {
+		c.Aim, c.Short = aim, short
+		return c
+	}
 	claims := []*solver.NewClaim{
 		claim("cpu-full", "3800m", "2Gi", "8", it),     // 95% of the CPU
 		claim("half", "2", "8Gi", "4", it),             // half of everything
@@ -25,14 +31,21 @@ func TestFullClaims(t *testing.T) {
 		claim("pods-full", "1", "1Gi", "105", it),      // 95% of the pod slots
 		claim("just-under", "3500m", "14Gi", "10", it), // 87.5% at most
 		claim("no-types", "4", "16Gi", "10"),           // nothing to launch as
+		// Sized for a 4xlarge, a quarter full: it launches as the xlarge
+		// it fills, yet later pods would have filled the 4xlarge.
+		aimed(claim("quarter-of-aim", "3800m", "15Gi", "30", it, big), big, false),
+		aimed(claim("full-aim", "15", "20Gi", "30", big), big, false),
+		// Sized small because few pods of its kind were left.
+		aimed(claim("short", "3800m", "2Gi", "8", it), it, true),
 	}
 	for _, tc := range []struct {
 		minFill    float64
 		full, rest []string
 	}{
-		{0.9, []string{"cpu-full", "memory-full", "pods-full"}, []string{"half", "just-under", "no-types"}},
-		{0.5, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under"}, []string{"no-types"}},
-		{1.01, nil, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types"}},
+		{0.9, []string{"cpu-full", "memory-full", "pods-full", "full-aim"}, []string{"half", "just-under", "no-types", "quarter-of-aim", "short"}},
+		{0.5, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "full-aim"}, []string{"no-types", "quarter-of-aim", "short"}},
+		{0.2, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "quarter-of-aim", "full-aim"}, []string{"no-types", "short"}},
+		{1.01, nil, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types", "quarter-of-aim", "full-aim", "short"}},
 	} {
 		full, rest := FullClaims(claims, tc.minFill)
 		if got := names(full); !equal(got, tc.full) {
