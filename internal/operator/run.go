@@ -287,6 +287,9 @@ func watchForProvisioning(ctx context.Context, mgr manager.Manager, prov *provis
 			if !ok {
 				return
 			}
+			if p.Spec.NodeName == "" && !snapshot.IsDaemonSetPod(p) {
+				prov.OnArrival()
+			}
 			if snapshot.Provisionable(p) {
 				prov.OnPod(p)
 			} else if untried > 0 && p.Spec.NodeName == "" {

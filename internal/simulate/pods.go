@@ -31,6 +31,9 @@ func (e *Engine) addPod(p *corev1.Pod, owner string) {
 		return
 	}
 	p.Spec.NodeName = ""
+	if !snapshot.IsDaemonSetPod(p) {
+		e.lastArrival = e.now
+	}
 	e.markPending(p)
 }
 

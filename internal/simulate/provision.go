@@ -19,8 +19,9 @@ import (
 // when something changed that could let waiting pods be placed, it plans
 // the pending pods with the solver, launches the new NodeClaims and
 // nominates the pods it put on in-flight ones. While the window is open,
-// it makes the controller's early passes too, which launch only the
-// NodeClaims their pods fill. Binding is scheduleLoop's.
+// it makes the controller's early passes too, and while pods keep coming
+// it holds back part-filled NodeClaims as the controller does
+// (provisioning.Launchable). Binding is scheduleLoop's.
 func (e *Engine) provisionLoop() error {
 	opts := provisioning.DefaultOptions()
 	early := false
@@ -64,8 +65,12 @@ func (e *Engine) provisionLoop() error {
 		}
 	}
 	e.unschedulable = plan.Unschedulable
-	if early {
-		plan.NewClaims, _ = provisioning.FullClaims(plan.NewClaims, opts.EarlyFill)
+	if early || (opts.EarlyLaunch > 0 && e.now.Sub(e.lastArrival) < opts.BatchIdle) {
+		var held []*solver.NewClaim
+		plan.NewClaims, held = provisioning.Launchable(plan.NewClaims, provisioning.Hold{MinFill: opts.EarlyFill, MaxWait: opts.BatchMax, Now: e.now})
+		if len(held) > 0 {
+			e.pendingAppeared() // their pods are planned again, as the controller's Trigger does
+		}
 	}
 	launched := make([]string, len(plan.NewClaims))
 	for i, c := range plan.NewClaims {

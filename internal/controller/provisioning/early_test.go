@@ -2,20 +2,24 @@ package provisioning
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/solver"
 )
 
-func TestFullClaims(t *testing.T) {
+func TestLaunchable(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	// 4 vCPU, 16Gi, 110 pods, no overhead: allocatable is capacity.
 	it := &instancetype.InstanceType{Name: "m.xlarge", Capacity: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}}
 	claim := func(name, cpu, mem, pods string, types ...*instancetype.InstanceType) *solver.NewClaim {
-		return &solver.NewClaim{Hostname: name, InstanceTypes: types, Requests: corev1.ResourceList{
+		young := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-9 * time.Second))}}
+		return &solver.NewClaim{Hostname: name, InstanceTypes: types, Pods: []*corev1.Pod{young}, Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourcePods: resource.MustParse(pods)}}
 	}
 	big := &instancetype.InstanceType{Name: "m.4xlarge", Capacity: corev1.ResourceList{
@@ -38,16 +42,20 @@ func TestFullClaims(t *testing.T) {
 		// Sized small because few pods of its kind were left.
 		aimed(claim("short", "3800m", "2Gi", "8", it), it, true),
 	}
+	// A part-filled claim with a pod that waited the 10s: it goes.
+	old := claim("half-waited", "2", "8Gi", "4", it)
+	old.Pods = append(old.Pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-10 * time.Second))}})
+	claims = append(claims, old)
 	for _, tc := range []struct {
 		minFill    float64
 		full, rest []string
 	}{
-		{0.9, []string{"cpu-full", "memory-full", "pods-full", "full-aim"}, []string{"half", "just-under", "no-types", "quarter-of-aim", "short"}},
-		{0.5, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "full-aim"}, []string{"no-types", "quarter-of-aim", "short"}},
-		{0.2, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "quarter-of-aim", "full-aim"}, []string{"no-types", "short"}},
-		{1.01, nil, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types", "quarter-of-aim", "full-aim", "short"}},
+		{0.9, []string{"cpu-full", "memory-full", "pods-full", "full-aim", "half-waited"}, []string{"half", "just-under", "no-types", "quarter-of-aim", "short"}},
+		{0.5, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "full-aim", "half-waited"}, []string{"no-types", "quarter-of-aim", "short"}},
+		{0.2, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "quarter-of-aim", "full-aim", "half-waited"}, []string{"no-types", "short"}},
+		{1.01, []string{"half-waited"}, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types", "quarter-of-aim", "full-aim", "short"}},
 	} {
-		full, rest := FullClaims(claims, tc.minFill)
+		full, rest := Launchable(claims, Hold{MinFill: tc.minFill, MaxWait: 10 * time.Second, Now: now})
 		if got := names(full); !equal(got, tc.full) {
 			t.Errorf("minFill %.2f: full %v, want %v", tc.minFill, got, tc.full)
 		}

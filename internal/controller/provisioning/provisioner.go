@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,6 +96,9 @@ type Provisioner struct {
 	// planned holds the pods the last pass could plan: an update of one of
 	// them is not new work for the batcher (see OnPod).
 	planned map[types.UID]struct{}
+	// arrived is when the last unbound pod was created (Unix nanoseconds,
+	// OnArrival): pods keep coming while it is within BatchIdle.
+	arrived atomic.Int64
 	// requests keeps each pod's summed requests from pass to pass: every
 	// solve reads the pods of every node, and at 40,000 pods summing them
 	// afresh each pass took about a tenth of the controller's CPU.
@@ -116,6 +120,19 @@ func (p *Provisioner) OnPod(pod *corev1.Pod) {
 		return
 	}
 	p.Batcher.Trigger()
+}
+
+// OnArrival is told of every new unbound pod, whether or not it will need
+// a node: while they keep coming, a pass holds back its part-filled
+// NodeClaims (Launchable). Pods that go onto room already there make no
+// new work for the batcher, so a burst the nodes keep up with closes
+// batch after batch for idleness, and each close would launch the last
+// pods of each shape small nodes of their own.
+func (p *Provisioner) OnArrival() { p.arrived.Store(time.Now().UnixNano()) }
+
+// streaming reports whether an unbound pod was created within BatchIdle.
+func (p *Provisioner) streaming(now time.Time) bool {
+	return now.Sub(time.Unix(0, p.arrived.Load())) < p.Opts.BatchIdle
 }
 
 // OnUntriedDue is told that a pod kube-scheduler has not tried may now be
@@ -285,12 +302,18 @@ func (p *Provisioner) pass(ctx context.Context, early bool) error {
 	plan.Unschedulable = pendingOnly(plan.Unschedulable, res.Draining)
 	metrics.UnschedulablePods.Set(float64(len(plan.Unschedulable)))
 	var held []*solver.NewClaim
-	if early {
-		plan.NewClaims, held = FullClaims(plan.NewClaims, p.earlyFill())
+	streaming := early || (p.Opts.EarlyLaunch > 0 && p.streaming(time.Now()))
+	if streaming {
+		plan.NewClaims, held = Launchable(plan.NewClaims, Hold{MinFill: p.earlyFill(), MaxWait: p.Opts.BatchMax, Now: time.Now()})
 	}
 	logger.Info("planned pending pods", "pods", len(res.Input.Pods)-len(res.Draining), "draining", len(res.Draining), "nominatedEarlier", res.Nominated,
 		"displaced", len(res.Displaced), "newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String(),
-		"early", early, "heldNodeClaims", len(held))
+		"early", early, "streaming", streaming, "heldNodeClaims", len(held))
+	if len(held) > 0 {
+		// Their pods are planned again by the next pass, the batch's close
+		// or, once pods stop coming, one a BatchIdle from now.
+		p.Batcher.Trigger()
+	}
 
 	var displaced map[types.UID]bool
 	if p.Opts.MarkDisplaced {
