@@ -101,6 +101,8 @@ type Engine struct {
 	// while it is within the batch's idle window (the controller's
 	// Provisioner.OnArrival).
 	lastArrival time.Time
+	// heldSince is when each pod the last pass held back was first held.
+	heldSince map[types.UID]time.Time
 	// changed is set by anything the provisioner or the planner could
 	// decide differently on; each loop clears its own flag.
 	provisionChanged, disruptChanged bool

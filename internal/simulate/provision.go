@@ -67,10 +67,13 @@ func (e *Engine) provisionLoop() error {
 	e.unschedulable = plan.Unschedulable
 	if early || (opts.EarlyLaunch > 0 && e.now.Sub(e.lastArrival) < opts.BatchIdle) {
 		var held []*solver.NewClaim
-		plan.NewClaims, held = provisioning.Launchable(plan.NewClaims, provisioning.Hold{MinFill: opts.EarlyFill, MaxWait: opts.BatchMax, Now: e.now})
+		plan.NewClaims, held = provisioning.Launchable(plan.NewClaims, provisioning.Hold{MinFill: opts.EarlyFill, MaxWait: opts.BatchMax, Now: e.now, Since: e.heldSince})
+		e.heldSince = provisioning.HeldSince(e.heldSince, held, e.now)
 		if len(held) > 0 {
 			e.pendingAppeared() // their pods are planned again, as the controller's Trigger does
 		}
+	} else {
+		e.heldSince = nil
 	}
 	launched := make([]string, len(plan.NewClaims))
 	for i, c := range plan.NewClaims {

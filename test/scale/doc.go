@@ -19,7 +19,9 @@
 //     --provision-untried-pods-after their creation);
 //
 // and the controller's peak resident memory (VmHWM), the NodeClaims created,
-// the solves it ran (from its log and its metrics endpoint), how many pods
+// the solves it ran (from its log and its metrics endpoint; each listed with
+// "close" or "early" and the part-filled NodeClaims it held back while pods
+// kept coming, see docs/provisioning.md), how many pods
 // were Running then, the CPU each process of the cluster used, and the
 // requests kube-apiserver served, by verb and resource (which writes loaded
 // it), and what kube-scheduler did (KUBE-SCHEDULER: its tries by result,

@@ -3,6 +3,8 @@ package provisioning
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/nodewright/nodewright/internal/solver"
 )
 
@@ -15,11 +17,14 @@ type Hold struct {
 	// MinFill: a NodeClaim whose pods fill this share of the type the
 	// solver sized it for launches (see Launchable).
 	MinFill float64
-	// MaxWait: a NodeClaim with a pod created this long before Now
+	// MaxWait: a NodeClaim with a pod held back this long before Now
 	// launches however full it is, so that no pod waits on later ones for
 	// longer than a batch may last.
 	MaxWait time.Duration
 	Now     time.Time
+	// Since is when each pod was first held back (HeldSince of the last
+	// pass); a pod not in it was not.
+	Since map[types.UID]time.Time
 }
 
 // Launchable splits the new NodeClaims of a pass made while pods keep
@@ -28,13 +33,15 @@ type Hold struct {
 // least MinFill of the type the solver sized it for (solver.NewClaim.Fill),
 // and that type was not chosen small because few pods of its kind were
 // left (NewClaim.Short). It holds the others, a pass's last, part-filled
-// NodeClaims, unless one of their pods has waited MaxWait: the solver
+// NodeClaims, unless one of their pods has been held back for MaxWait
+// (a pod kube-scheduler displaced from its planned node may be minutes
+// old; its wait for a node starts when it is first held): the solver
 // launches each as the cheapest type that holds its pods, and the pods
 // that come a second later would have filled a larger node with them. Both
 // lists keep the plan's order.
 func Launchable(claims []*solver.NewClaim, h Hold) (launch, held []*solver.NewClaim) {
 	for _, c := range claims {
-		if full(c, h.MinFill) || waited(c, h.Now.Add(-h.MaxWait)) {
+		if full(c, h.MinFill) || waited(c, h.Since, h.Now.Add(-h.MaxWait)) {
 			launch = append(launch, c)
 		} else {
 			held = append(held, c)
@@ -45,12 +52,28 @@ func Launchable(claims []*solver.NewClaim, h Hold) (launch, held []*solver.NewCl
 
 func full(c *solver.NewClaim, minFill float64) bool { return !c.Short && c.Fill() >= minFill }
 
-// waited reports whether a pod of c was created at or before since.
-func waited(c *solver.NewClaim, since time.Time) bool {
+// waited reports whether a pod of c was first held at or before limit.
+func waited(c *solver.NewClaim, since map[types.UID]time.Time, limit time.Time) bool {
 	for _, p := range c.Pods {
-		if !p.CreationTimestamp.Time.After(since) {
+		if t, ok := since[p.UID]; ok && !t.After(limit) {
 			return true
 		}
 	}
 	return false
+}
+
+// HeldSince is when each pod of the held NodeClaims was first held back:
+// as in since, or now. Pods no longer held are dropped.
+func HeldSince(since map[types.UID]time.Time, held []*solver.NewClaim, now time.Time) map[types.UID]time.Time {
+	out := map[types.UID]time.Time{}
+	for _, c := range held {
+		for _, p := range c.Pods {
+			t, ok := since[p.UID]
+			if !ok {
+				t = now
+			}
+			out[p.UID] = t
+		}
+	}
+	return out
 }

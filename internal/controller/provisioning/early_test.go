@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/internal/instancetype"
 	"github.com/nodewright/nodewright/internal/solver"
@@ -17,9 +18,12 @@ func TestLaunchable(t *testing.T) {
 	// 4 vCPU, 16Gi, 110 pods, no overhead: allocatable is capacity.
 	it := &instancetype.InstanceType{Name: "m.xlarge", Capacity: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}}
-	claim := func(name, cpu, mem, pods string, types ...*instancetype.InstanceType) *solver.NewClaim {
-		young := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-9 * time.Second))}}
-		return &solver.NewClaim{Hostname: name, InstanceTypes: types, Pods: []*corev1.Pod{young}, Requests: corev1.ResourceList{
+	since := map[types.UID]time.Time{}
+	claim := func(name, cpu, mem, pods string, its ...*instancetype.InstanceType) *solver.NewClaim {
+		// Created long ago (kube-scheduler displaced it, say), held 9s.
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(name), CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
+		since[p.UID] = now.Add(-9 * time.Second)
+		return &solver.NewClaim{Hostname: name, InstanceTypes: its, Pods: []*corev1.Pod{p}, Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourcePods: resource.MustParse(pods)}}
 	}
 	big := &instancetype.InstanceType{Name: "m.4xlarge", Capacity: corev1.ResourceList{
@@ -42,10 +46,12 @@ func TestLaunchable(t *testing.T) {
 		// Sized small because few pods of its kind were left.
 		aimed(claim("short", "3800m", "2Gi", "8", it), it, true),
 	}
-	// A part-filled claim with a pod that waited the 10s: it goes.
-	old := claim("half-waited", "2", "8Gi", "4", it)
-	old.Pods = append(old.Pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-10 * time.Second))}})
-	claims = append(claims, old)
+	// A part-filled claim with a pod held back for the 10s: it goes.
+	waitedOut := claim("half-waited", "2", "8Gi", "4", it)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "waited-out", CreationTimestamp: metav1.NewTime(now)}}
+	since[p.UID] = now.Add(-10 * time.Second)
+	waitedOut.Pods = append(waitedOut.Pods, p)
+	claims = append(claims, waitedOut)
 	for _, tc := range []struct {
 		minFill    float64
 		full, rest []string
@@ -55,7 +61,7 @@ func TestLaunchable(t *testing.T) {
 		{0.2, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "quarter-of-aim", "full-aim", "half-waited"}, []string{"no-types", "short"}},
 		{1.01, []string{"half-waited"}, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types", "quarter-of-aim", "full-aim", "short"}},
 	} {
-		full, rest := Launchable(claims, Hold{MinFill: tc.minFill, MaxWait: 10 * time.Second, Now: now})
+		full, rest := Launchable(claims, Hold{MinFill: tc.minFill, MaxWait: 10 * time.Second, Now: now, Since: since})
 		if got := names(full); !equal(got, tc.full) {
 			t.Errorf("minFill %.2f: full %v, want %v", tc.minFill, got, tc.full)
 		}
@@ -83,4 +89,16 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// A pod's wait starts when it is first held back, and lasts while it is.
+func TestHeldSince(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	pod := func(uid string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}} }
+	since := HeldSince(nil, []*solver.NewClaim{{Pods: []*corev1.Pod{pod("a"), pod("b")}}}, t0)
+	since = HeldSince(since, []*solver.NewClaim{{Pods: []*corev1.Pod{pod("b")}}, {Pods: []*corev1.Pod{pod("c")}}}, t0.Add(time.Second))
+	want := map[types.UID]time.Time{"b": t0, "c": t0.Add(time.Second)}
+	if len(since) != len(want) || !since["b"].Equal(want["b"]) || !since["c"].Equal(want["c"]) {
+		t.Fatalf("held since %v, want %v (a launched, b held on, c held anew)", since, want)
+	}
 }

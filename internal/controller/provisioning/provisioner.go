@@ -96,6 +96,9 @@ type Provisioner struct {
 	// planned holds the pods the last pass could plan: an update of one of
 	// them is not new work for the batcher (see OnPod).
 	planned map[types.UID]struct{}
+	// heldSince is when each pod the last pass held back was first held
+	// (Launchable); only the provisioning loop uses it.
+	heldSince map[types.UID]time.Time
 	// arrived is when the last unbound pod was created (Unix nanoseconds,
 	// OnArrival): pods keep coming while it is within BatchIdle.
 	arrived atomic.Int64
@@ -302,13 +305,23 @@ func (p *Provisioner) pass(ctx context.Context, early bool) error {
 	plan.Unschedulable = pendingOnly(plan.Unschedulable, res.Draining)
 	metrics.UnschedulablePods.Set(float64(len(plan.Unschedulable)))
 	var held []*solver.NewClaim
+	waitedOut := 0 // part-filled NodeClaims launched for a pod held back too long
 	streaming := early || (p.Opts.EarlyLaunch > 0 && p.streaming(time.Now()))
 	if streaming {
-		plan.NewClaims, held = Launchable(plan.NewClaims, Hold{MinFill: p.earlyFill(), MaxWait: p.Opts.BatchMax, Now: time.Now()})
+		now := time.Now()
+		plan.NewClaims, held = Launchable(plan.NewClaims, Hold{MinFill: p.earlyFill(), MaxWait: p.Opts.BatchMax, Now: now, Since: p.heldSince})
+		p.heldSince = HeldSince(p.heldSince, held, now)
+		for _, c := range plan.NewClaims {
+			if !full(c, p.earlyFill()) {
+				waitedOut++
+			}
+		}
+	} else {
+		p.heldSince = nil
 	}
 	logger.Info("planned pending pods", "pods", len(res.Input.Pods)-len(res.Draining), "draining", len(res.Draining), "nominatedEarlier", res.Nominated,
 		"displaced", len(res.Displaced), "newNodeClaims", len(plan.NewClaims), "unschedulable", len(plan.Unschedulable), "duration", time.Since(start).String(),
-		"early", early, "streaming", streaming, "heldNodeClaims", len(held))
+		"early", early, "streaming", streaming, "heldNodeClaims", len(held), "waitedOutNodeClaims", waitedOut)
 	if len(held) > 0 {
 		// Their pods are planned again by the next pass, the batch's close
 		// or, once pods stop coming, one a BatchIdle from now.
