@@ -109,10 +109,36 @@ func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64, bool) 
 		per := price / float64(n)
 		if per < bestPer*(1-samePrice) || (per <= bestPer*(1+samePrice) && n > bestN) {
 			best, bestPer, bestN = i, per, n
-			short = !g.onePerNode() && capacityFor(g, t, &it.alloc) > n
 		}
 	}
+	if best >= 0 && !g.onePerNode() {
+		short = capacityFor(g, t, &t.types[best].alloc) > bestN || s.cheaperIfMore(g, t, ch, &pr, &need, bestPer)
+	}
 	return best, bestPer, short
+}
+
+// cheaperIfMore reports whether some type would hold g's pods for less than
+// per a pod were there as many of them as it has room for: the aim was
+// chosen smaller (or larger) than more pods of g would have made it.
+func (s *state) cheaperIfMore(g *group, t *target, ch *choice, pr *pricer, need *vec, per float64) bool {
+	ok := s.typeOK(g, t.pool)
+	for i, it := range t.types {
+		if !ok[it.idx] {
+			continue
+		}
+		if f, _ := fits(need, &it.alloc); !f || !s.withinLimits(t, it) {
+			continue
+		}
+		n := capacityFor(g, t, &it.alloc)
+		// Types are cheapest first: past this, even a full one costs more.
+		if t.prices[i]/float64(n) >= per*(1-samePrice) {
+			continue
+		}
+		if price, found := s.priceOf(t, i, ch, pr); found && price/float64(n) < per*(1-samePrice) {
+			return true
+		}
+	}
+	return false
 }
 
 // newBeatsGrowth reports whether a new bin at per a pod is to be preferred to

@@ -169,6 +169,12 @@ func TestNewClaimAimAndShort(t *testing.T) {
 			want: []claim{{"linear-32", false, 0.97}, {"linear-32", true, 0.91}},
 		},
 		{
+			// 7 pods fill an 8-vCPU node, but a 32-vCPU one holds 31 for
+			// less a pod: more pods would have been given that one.
+			name: "a node sized small for few pods is short", pods: pods(7, "p", "1", "1Gi"),
+			want: []claim{{"linear-8", true, 0.89}},
+		},
+		{
 			// One pod a node, whatever is left: never short.
 			name: "pods that cannot share a node",
 			pods: pods(2, "solo", "1", "1Gi", withLabels("app", "solo"), antiAffine),

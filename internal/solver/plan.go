@@ -56,9 +56,11 @@ type NewClaim struct {
 	// A claim left part-empty launches as a smaller type of
 	// InstanceTypes, and its Fill says how much of Aim it takes.
 	Aim *instancetype.InstanceType
-	// Short says Aim holds more pods of the kind the claim was opened for
-	// than were left to place: more such pods would have been given a
-	// larger node, or filled this one.
+	// Short says Aim was chosen for fewer pods of the kind the claim was
+	// opened for than there could have been: it holds more of them than
+	// were left to place, or another type would hold a full load of them
+	// for less a pod. More such pods would have filled this node or been
+	// given a larger one.
 	Short bool
 }
 
