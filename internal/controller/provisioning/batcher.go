@@ -22,10 +22,10 @@ import (
 //
 // With Early set (and shorter than Max), an open batch also asks for an
 // early pass each Early of waiting: the provisioner then launches only the
-// NodeClaims the pods so far fill (FullClaims), and the batch stays open.
+// NodeClaims the pods so far fill (Launchable), and the batch stays open.
 // In a burst that lasts a minute, pods that fill whole nodes get them as
 // they come instead of at the next close, and the part-filled NodeClaims
-// still wait for the close, where later pods may fill them.
+// wait for more pods.
 //
 // Trigger and Poke may be called from any goroutine; Wait from one only.
 type Batcher struct {

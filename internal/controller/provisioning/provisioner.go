@@ -36,8 +36,9 @@ type Options struct {
 	// launches the NodeClaims they fill (EarlyFill) without waiting for the
 	// close; 0 launches only at the close, as Karpenter does.
 	EarlyLaunch time.Duration
-	// EarlyFill is the share of its cheapest instance type a NodeClaim's
-	// pods must fill for an early pass to launch it (0: DefaultEarlyFill).
+	// EarlyFill is the share of the type the solver sized a NodeClaim for
+	// that its pods must fill for a pass to launch it while pods keep
+	// coming (Hold.MinFill; 0: DefaultEarlyFill).
 	EarlyFill float64
 	// NominationGrace keeps pods reserved on a NodeClaim this long after its
 	// node initialized, while kube-scheduler binds them.
@@ -223,13 +224,10 @@ func (p *Provisioner) resync(ctx context.Context) {
 // errCacheBehind says the cache does not yet show this process's own writes.
 var errCacheBehind = errors.New("informer cache does not yet show the NodeClaims this controller created")
 
-// Reconcile runs one provisioning loop over a fresh snapshot, as a batch's
-// close does.
-func (p *Provisioner) Reconcile(ctx context.Context) error { return p.pass(ctx, false) }
-
-// pass runs one provisioning loop over a fresh snapshot. An early pass
-// launches only the NodeClaims their pods fill (FullClaims); the pods of
-// the others stay pending, for the next pass.
+// pass runs one provisioning loop over a fresh snapshot. An early pass, and
+// any pass while unbound pods keep coming (OnArrival), launches only the
+// NodeClaims Launchable lets go; the pods of the others stay pending, for
+// the next pass.
 func (p *Provisioner) pass(ctx context.Context, early bool) error {
 	logger := log.FromContext(ctx)
 	if err := p.waitForCache(ctx); err != nil {
