@@ -1,6 +1,7 @@
 package provisioning
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -62,10 +63,10 @@ func TestLaunchable(t *testing.T) {
 		{1.01, []string{"half-waited"}, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types", "quarter-of-aim", "full-aim", "short"}},
 	} {
 		full, rest := Launchable(claims, Hold{MinFill: tc.minFill, MaxWait: 10 * time.Second, Now: now, Since: since})
-		if got := names(full); !equal(got, tc.full) {
+		if got := names(full); !slices.Equal(got, tc.full) {
 			t.Errorf("minFill %.2f: full %v, want %v", tc.minFill, got, tc.full)
 		}
-		if got := names(rest); !equal(got, tc.rest) {
+		if got := names(rest); !slices.Equal(got, tc.rest) {
 			t.Errorf("minFill %.2f: rest %v, want %v", tc.minFill, got, tc.rest)
 		}
 	}
@@ -77,18 +78,6 @@ func names(cs []*solver.NewClaim) []string {
 		out = append(out, c.Hostname)
 	}
 	return out
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A pod's wait starts when it is first held back, and lasts while it is.
