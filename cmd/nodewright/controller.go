@@ -73,7 +73,7 @@ func controllerCommand() *cobra.Command {
 	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "request burst to the API server")
 	fl.DurationVar(&o.Provisioning.BatchIdle, "batch-idle-duration", o.Provisioning.BatchIdle, "close a batch of pending pods after this long without new ones")
 	fl.DurationVar(&o.Provisioning.BatchMax, "batch-max-duration", o.Provisioning.BatchMax, "close a batch of pending pods this long after it opened")
-	fl.DurationVar(&o.Provisioning.EarlyLaunch, "early-launch-interval", o.Provisioning.EarlyLaunch, "while a batch is open, plan its pods this often and launch the NodeClaims they fill (--early-launch-fill) before it closes; 0 launches every NodeClaim when a batch closes, as Karpenter does")
+	fl.DurationVar(&o.Provisioning.EarlyLaunch, "early-launch-interval", o.Provisioning.EarlyLaunch, "while a batch is open, plan its pods this often and launch the NodeClaims they fill (--early-launch-fill) before it closes, such as 1s; 0 launches every NodeClaim when a batch closes, as Karpenter does")
 	fl.Float64Var(&o.Provisioning.EarlyFill, "early-launch-fill", o.Provisioning.EarlyFill, "share of the instance type the solver sized a NodeClaim for that its pods must fill (CPU, memory, pods or another resource) to launch while pods keep coming; part-filled ones wait for more pods, up to --batch-max-duration")
 	fl.DurationVar(&o.Provisioning.UntriedAfter, "provision-untried-pods-after", o.Provisioning.UntriedAfter, "also plan pending pods kube-scheduler has not tried this long after creation; 0 waits for its Unschedulable verdict, as Karpenter does")
 	fl.DurationVar(&o.Provisioning.NominationGrace, "nomination-grace", o.Provisioning.NominationGrace, "keep pods reserved on a new node this long after it initialized")

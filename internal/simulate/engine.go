@@ -94,15 +94,6 @@ type Engine struct {
 	// provisioning batch window
 	batchOpen               bool
 	batchStart, lastTrigger time.Time
-	// lastEarly is when the open batch last had a pass: its opening or
-	// its last early pass (provisioning.Options.EarlyLaunch).
-	lastEarly time.Time
-	// lastArrival is when the last unbound pod was added: pods keep coming
-	// while it is within the batch's idle window (the controller's
-	// Provisioner.OnArrival).
-	lastArrival time.Time
-	// heldSince is when each pod the last pass held back was first held.
-	heldSince map[types.UID]time.Time
 	// changed is set by anything the provisioner or the planner could
 	// decide differently on; each loop clears its own flag.
 	provisionChanged, disruptChanged bool

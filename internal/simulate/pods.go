@@ -31,9 +31,6 @@ func (e *Engine) addPod(p *corev1.Pod, owner string) {
 		return
 	}
 	p.Spec.NodeName = ""
-	if !snapshot.IsDaemonSetPod(p) {
-		e.lastArrival = e.now
-	}
 	e.markPending(p)
 }
 
@@ -154,7 +151,7 @@ func (e *Engine) endJobs() {
 func (e *Engine) pendingAppeared() {
 	if !e.batchOpen {
 		e.batchOpen = true
-		e.batchStart, e.lastEarly = e.now, e.now
+		e.batchStart = e.now
 	}
 	e.lastTrigger = e.now
 	e.provisionChanged = true

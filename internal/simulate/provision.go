@@ -18,27 +18,18 @@ import (
 // second without new pending pods, or ten seconds after it opened), or
 // when something changed that could let waiting pods be placed, it plans
 // the pending pods with the solver, launches the new NodeClaims and
-// nominates the pods it put on in-flight ones. While the window is open,
-// it makes the controller's early passes too, and while pods keep coming
-// it holds back part-filled NodeClaims as the controller does
-// (provisioning.Launchable). Binding is scheduleLoop's.
+// nominates the pods it put on in-flight ones. Binding is scheduleLoop's.
 func (e *Engine) provisionLoop() error {
 	opts := provisioning.DefaultOptions()
-	early := false
-	switch {
-	case e.batchOpen && e.now.Sub(e.lastTrigger) < opts.BatchIdle && e.now.Sub(e.batchStart) < opts.BatchMax:
-		if opts.EarlyLaunch <= 0 || e.now.Sub(e.lastEarly) < opts.EarlyLaunch {
+	if e.batchOpen {
+		if e.now.Sub(e.lastTrigger) < opts.BatchIdle && e.now.Sub(e.batchStart) < opts.BatchMax {
 			return nil
 		}
-		early, e.lastEarly = true, e.now
-	case e.batchOpen:
 		e.batchOpen = false
-		e.provisionChanged = false
-	case !e.provisionChanged:
+	} else if !e.provisionChanged {
 		return nil
-	default:
-		e.provisionChanged = false
 	}
+	e.provisionChanged = false
 	e.resolveTypes()
 	// Every pending pod was tried by scheduleLoop and marked
 	// unschedulable, as kube-scheduler would have.
@@ -65,16 +56,6 @@ func (e *Engine) provisionLoop() error {
 		}
 	}
 	e.unschedulable = plan.Unschedulable
-	if early || (opts.EarlyLaunch > 0 && e.now.Sub(e.lastArrival) < opts.BatchIdle) {
-		var held []*solver.NewClaim
-		plan.NewClaims, held = provisioning.Launchable(plan.NewClaims, provisioning.Hold{MinFill: opts.EarlyFill, MaxWait: opts.BatchMax, Now: e.now, Since: e.heldSince})
-		e.heldSince = provisioning.HeldSince(e.heldSince, held, e.now)
-		if len(held) > 0 {
-			e.pendingAppeared() // their pods are planned again, as the controller's Trigger does
-		}
-	} else {
-		e.heldSince = nil
-	}
 	launched := make([]string, len(plan.NewClaims))
 	for i, c := range plan.NewClaims {
 		if nc := e.launch(c, true, "provisioning"); nc != nil {

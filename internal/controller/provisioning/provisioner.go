@@ -34,7 +34,11 @@ type Options struct {
 	BatchMax time.Duration
 	// EarlyLaunch, while a batch is open, plans its pods this often and
 	// launches the NodeClaims they fill (EarlyFill) without waiting for the
-	// close; 0 launches only at the close, as Karpenter does.
+	// close; 0 (the default) launches only at the close, as Karpenter does.
+	// Off by default: at 10,000 pods it halved each pod's wait for a node
+	// but made 10 to 20% more nodes at 1.4 to 2.9% more an hour, and
+	// simulate does not model the pods' arrival it depends on
+	// (docs/provisioning.md).
 	EarlyLaunch time.Duration
 	// EarlyFill is the share of the type the solver sized a NodeClaim for
 	// that its pods must fill for a pass to launch it while pods keep
@@ -68,7 +72,7 @@ type Options struct {
 
 // DefaultOptions are Karpenter's batch windows and our defaults for the rest.
 func DefaultOptions() Options {
-	return Options{BatchIdle: time.Second, BatchMax: 10 * time.Second, EarlyLaunch: time.Second, EarlyFill: DefaultEarlyFill, NominationGrace: time.Minute,
+	return Options{BatchIdle: time.Second, BatchMax: 10 * time.Second, EarlyFill: DefaultEarlyFill, NominationGrace: time.Minute,
 		CreateConcurrency: 32, Resync: 30 * time.Second, UntriedAfter: 3 * time.Second, ReplanDisplaced: true}
 }
 
