@@ -79,8 +79,9 @@ const samePrice = 1e-9
 // lowest price per pod of g it can hold; at the same price per pod, the type
 // that takes more of them (fewer nodes, as Karpenter would launch). It
 // returns the type's index in t.types and the price per pod, or -1, and
-// whether the type holds more of g's pods than are left to place: more
-// such pods would have been given a larger node (NewClaim.Short).
+// whether it was chosen for too few pods (NewClaim.Short): it holds more of
+// g's pods than are left to place, or another type would hold a full load
+// of them for less a pod.
 func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64, bool) {
 	ok := s.typeOK(g, t.pool)
 	pr := s.pricerFor(g, t, ch)
@@ -112,7 +113,7 @@ func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64, bool) 
 		}
 	}
 	if best >= 0 && !g.onePerNode() {
-		short = capacityFor(g, t, &t.types[best].alloc) > bestN || s.cheaperIfMore(g, t, ch, &pr, &need, bestPer)
+		short = capacityFor(g, t, &t.types[best].alloc) > bestN || s.cheaperIfMore(g, t, ok, ch, &pr, &need, bestPer)
 	}
 	return best, bestPer, short
 }
@@ -120,8 +121,7 @@ func (s *state) chooseAim(g *group, t *target, ch *choice) (int, float64, bool) 
 // cheaperIfMore reports whether some type would hold g's pods for less than
 // per a pod were there as many of them as it has room for: the aim was
 // chosen smaller (or larger) than more pods of g would have made it.
-func (s *state) cheaperIfMore(g *group, t *target, ch *choice, pr *pricer, need *vec, per float64) bool {
-	ok := s.typeOK(g, t.pool)
+func (s *state) cheaperIfMore(g *group, t *target, ok []bool, ch *choice, pr *pricer, need *vec, per float64) bool {
 	for i, it := range t.types {
 		if !ok[it.idx] {
 			continue
@@ -130,7 +130,8 @@ func (s *state) cheaperIfMore(g *group, t *target, ch *choice, pr *pricer, need 
 			continue
 		}
 		n := capacityFor(g, t, &it.alloc)
-		// Types are cheapest first: past this, even a full one costs more.
+		// Narrowing only raises a price: a type that cannot beat per at
+		// its pool price cannot under the pod's requirements either.
 		if t.prices[i]/float64(n) >= per*(1-samePrice) {
 			continue
 		}

@@ -95,19 +95,15 @@ func (b *Batcher) Wait(ctx context.Context) Pass {
 		// Signals that came while the early pass ran count from now: the
 		// batch was not listening, and closing it for idleness the pods
 		// did not show would be wrong.
-		now := time.Now()
-		b.earlyAt = now.Add(b.Early)
+		b.earlyAt = time.Now().Add(b.Early)
 		select {
 		case <-b.trigger:
-			b.fresh = true
-			b.idleAt = now.Add(b.Idle)
+			b.triggered()
 		default:
 		}
 		select {
 		case <-b.poke:
-			if !b.fresh {
-				b.idleAt = now.Add(b.Idle)
-			}
+			b.poked()
 		default:
 		}
 	}
@@ -127,14 +123,24 @@ func (b *Batcher) Wait(ctx context.Context) Pass {
 			b.open = false
 			return Close
 		case <-b.trigger:
-			b.fresh = true
-			b.idleAt = time.Now().Add(b.Idle)
+			b.triggered()
 		case <-b.poke:
-			if !b.fresh {
-				b.idleAt = time.Now().Add(b.Idle)
-			}
+			b.poked()
 		}
 		timer.Stop()
+	}
+}
+
+// triggered restarts the open batch's idle window for new work.
+func (b *Batcher) triggered() {
+	b.fresh = true
+	b.idleAt = time.Now().Add(b.Idle)
+}
+
+// poked restarts the idle window only of a batch no new work came to.
+func (b *Batcher) poked() {
+	if !b.fresh {
+		b.idleAt = time.Now().Add(b.Idle)
 	}
 }
 

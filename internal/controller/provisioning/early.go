@@ -38,16 +38,21 @@ type Hold struct {
 // old; its wait for a node starts when it is first held): the solver
 // launches each as the cheapest type that holds its pods, and the pods
 // that come a second later would have filled a larger node with them. Both
-// lists keep the plan's order.
-func Launchable(claims []*solver.NewClaim, h Hold) (launch, held []*solver.NewClaim) {
+// lists keep the plan's order; waitedOut counts the part-filled NodeClaims
+// launched for a pod held back MaxWait.
+func Launchable(claims []*solver.NewClaim, h Hold) (launch, held []*solver.NewClaim, waitedOut int) {
 	for _, c := range claims {
-		if full(c, h.MinFill) || waited(c, h.Since, h.Now.Add(-h.MaxWait)) {
+		switch {
+		case full(c, h.MinFill):
 			launch = append(launch, c)
-		} else {
+		case waited(c, h.Since, h.Now.Add(-h.MaxWait)):
+			launch = append(launch, c)
+			waitedOut++
+		default:
 			held = append(held, c)
 		}
 	}
-	return launch, held
+	return launch, held, waitedOut
 }
 
 func full(c *solver.NewClaim, minFill float64) bool { return !c.Short && c.Fill() >= minFill }

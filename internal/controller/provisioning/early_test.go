@@ -56,18 +56,22 @@ func TestLaunchable(t *testing.T) {
 	for _, tc := range []struct {
 		minFill    float64
 		full, rest []string
+		waitedOut  int // launched part-filled for the pod held 10s
 	}{
-		{0.9, []string{"cpu-full", "memory-full", "pods-full", "full-aim", "half-waited"}, []string{"half", "just-under", "no-types", "quarter-of-aim", "short"}},
-		{0.5, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "full-aim", "half-waited"}, []string{"no-types", "quarter-of-aim", "short"}},
-		{0.2, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "quarter-of-aim", "full-aim", "half-waited"}, []string{"no-types", "short"}},
-		{1.01, []string{"half-waited"}, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types", "quarter-of-aim", "full-aim", "short"}},
+		{0.9, []string{"cpu-full", "memory-full", "pods-full", "full-aim", "half-waited"}, []string{"half", "just-under", "no-types", "quarter-of-aim", "short"}, 1},
+		{0.5, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "full-aim", "half-waited"}, []string{"no-types", "quarter-of-aim", "short"}, 0},
+		{0.2, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "quarter-of-aim", "full-aim", "half-waited"}, []string{"no-types", "short"}, 0},
+		{1.01, []string{"half-waited"}, []string{"cpu-full", "half", "memory-full", "pods-full", "just-under", "no-types", "quarter-of-aim", "full-aim", "short"}, 1},
 	} {
-		full, rest := Launchable(claims, Hold{MinFill: tc.minFill, MaxWait: 10 * time.Second, Now: now, Since: since})
+		full, rest, waited := Launchable(claims, Hold{MinFill: tc.minFill, MaxWait: 10 * time.Second, Now: now, Since: since})
 		if got := names(full); !slices.Equal(got, tc.full) {
 			t.Errorf("minFill %.2f: full %v, want %v", tc.minFill, got, tc.full)
 		}
 		if got := names(rest); !slices.Equal(got, tc.rest) {
 			t.Errorf("minFill %.2f: rest %v, want %v", tc.minFill, got, tc.rest)
+		}
+		if waited != tc.waitedOut {
+			t.Errorf("minFill %.2f: %d launched for a pod held too long, want %d", tc.minFill, waited, tc.waitedOut)
 		}
 	}
 }

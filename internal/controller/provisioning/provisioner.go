@@ -311,13 +311,8 @@ func (p *Provisioner) pass(ctx context.Context, early bool) error {
 	streaming := early || (p.Opts.EarlyLaunch > 0 && p.streaming(time.Now()))
 	if streaming {
 		now := time.Now()
-		plan.NewClaims, held = Launchable(plan.NewClaims, Hold{MinFill: p.earlyFill(), MaxWait: p.Opts.BatchMax, Now: now, Since: p.heldSince})
+		plan.NewClaims, held, waitedOut = Launchable(plan.NewClaims, Hold{MinFill: p.earlyFill(), MaxWait: p.Opts.BatchMax, Now: now, Since: p.heldSince})
 		p.heldSince = HeldSince(p.heldSince, held, now)
-		for _, c := range plan.NewClaims {
-			if !full(c, p.earlyFill()) {
-				waitedOut++
-			}
-		}
 	} else {
 		p.heldSince = nil
 	}
